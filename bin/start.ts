@@ -1,0 +1,50 @@
+/**
+ * Starts the services this process runs (SERVICES), embedded by default: one broker, no transporter,
+ * memory cacher, embedded store under DATA_DIR. On an empty DATA_DIR (outside production) it seeds the
+ * demo dataset and prints how to call the API.
+ */
+import type { AddressInfo } from "node:net";
+import type { Server } from "node:http";
+import { isEmbedded, loadConfig } from "../shared/config";
+import { embeddedStoreIsEmpty, writeManifest } from "../shared/ops/embedded";
+import { seed } from "../shared/ops/seed";
+import { createBroker } from "../shared/runtime/broker";
+
+async function main(): Promise<void> {
+  const config = loadConfig();
+  const shouldSeed =
+    isEmbedded(config) &&
+    !config.mongoUri &&
+    !config.storeInMemory &&
+    config.seedOnEmpty &&
+    config.nodeEnv !== "production" &&
+    embeddedStoreIsEmpty(config);
+
+  const broker = createBroker(config);
+  await broker.start();
+
+  const gateway = broker.getLocalService("gateway") as unknown as { server?: Server } | undefined;
+  const port = gateway?.server ? (gateway.server.address() as AddressInfo).port : null;
+  const url = config.publicUrl || (port !== null ? `http://localhost:${port}` : null);
+
+  if (shouldSeed) {
+    const manifest = await seed(broker, url);
+    const file = writeManifest(config, manifest);
+    const lines = [
+      "",
+      `API:      ${url}`,
+      `Manifest: ${file} (demo users, tokens, rounds; tokens valid 24 h, renew with: npm run ctl -- token <user_id>)`,
+      "Try:",
+      `  curl -s -H "Authorization: Bearer ${manifest.users.alice.access_token}" ${url}/rounds/${manifest.rounds.open}`,
+      "",
+    ];
+    process.stdout.write(lines.join("\n"));
+  } else if (url) {
+    process.stdout.write(`\nAPI: ${url}\n`);
+  }
+}
+
+main().catch((err) => {
+  process.stderr.write(`Start-up failed: ${(err as Error).message}\n`);
+  process.exit(1);
+});

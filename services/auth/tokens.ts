@@ -1,0 +1,58 @@
+/**
+ * Access and refresh tokens. Access tokens are JWTs (algorithm pinned, key from config) with `sub` (user
+ * id), `jti` (token id), `iat`, `exp` and `iss`. Refresh tokens are opaque random strings; only their
+ * SHA-256 hash is ever stored.
+ */
+import { createHash, randomBytes, randomUUID } from "node:crypto";
+import jwt from "jsonwebtoken";
+import type { Config } from "../../shared/config";
+import { TokenInvalidError } from "../../shared/errors";
+
+export interface AccessClaims {
+  sub: string;
+  jti: string;
+  exp: number;
+  iat: number;
+}
+
+type TokenConfig = Pick<Config, "jwtSecret" | "jwtAlgorithm" | "jwtIssuer" | "accessTokenTtlSeconds">;
+
+export function signAccessToken(
+  userId: string,
+  config: TokenConfig,
+  nowSeconds: number,
+): { token: string; jti: string; exp: number } {
+  const jti = randomUUID();
+  const exp = nowSeconds + config.accessTokenTtlSeconds;
+  const token = jwt.sign({ sub: userId, jti, iat: nowSeconds, exp }, config.jwtSecret, {
+    algorithm: config.jwtAlgorithm,
+    issuer: config.jwtIssuer,
+  });
+  return { token, jti, exp };
+}
+
+/**
+ * Verifies signature, algorithm, issuer and (unless told not to) expiry. Any failure is a
+ * TokenInvalidError carrying jsonwebtoken's own message ("jwt expired", "invalid signature", …).
+ */
+export function verifyAccessToken(token: string, config: TokenConfig, opts: { ignoreExpiration?: boolean } = {}): AccessClaims {
+  let payload: string | jwt.JwtPayload;
+  try {
+    payload = jwt.verify(token, config.jwtSecret, {
+      algorithms: [config.jwtAlgorithm],
+      issuer: config.jwtIssuer,
+      ignoreExpiration: opts.ignoreExpiration ?? false,
+    });
+  } catch (err) {
+    throw new TokenInvalidError((err as Error).message);
+  }
+  if (typeof payload === "string" || typeof payload.sub !== "string" || typeof payload.jti !== "string") {
+    throw new TokenInvalidError("token lacks sub or jti");
+  }
+  return { sub: payload.sub, jti: payload.jti, exp: payload.exp ?? 0, iat: payload.iat ?? 0 };
+}
+
+/** 256 random bits, URL-safe. */
+export const newRefreshToken = (): string => randomBytes(32).toString("base64url");
+
+export const hashToken = (token: string): string => createHash("sha256").update(token).digest("hex");

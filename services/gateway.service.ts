@@ -1,0 +1,160 @@
+/**
+ * gateway: the HTTP face of the system (moleculer-web). Holds no domain logic: it authenticates, reads
+ * the request into action parameters, calls the action the route table names, and maps every error to
+ * the spec's bodies in one place (gateway/http-errors.ts).
+ */
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Context, Service, ServiceSchema } from "moleculer";
+import ApiGateway from "moleculer-web";
+import { call } from "../shared/contracts";
+import type { Caller } from "../shared/contracts/common";
+import type { Config } from "../shared/config";
+import { NotAuthenticatedError, TokenInvalidError } from "../shared/errors";
+import { serviceConfig } from "../shared/runtime";
+import { toHttpError } from "./gateway/http-errors";
+import { parseJsonBody, readRaw } from "./gateway/request-body";
+import { routeByAction, routes, type RouteSpec } from "./gateway/routes";
+
+type Req = IncomingMessage & {
+  $alias?: { action?: string };
+  $params: Record<string, unknown>;
+  $ctx?: Context;
+  parsedUrl?: string;
+  query?: Record<string, unknown>;
+};
+type Res = ServerResponse;
+
+interface AliasLike {
+  method: string;
+  action: string | null;
+  match(url: string): Record<string, string> | false;
+}
+
+interface GatewayService extends Service {
+  config: Config;
+  aliases: AliasLike[];
+  server: import("node:http").Server;
+  specOf(req: Req): RouteSpec | undefined;
+  sendJson(res: Res, status: number, body: unknown, headers?: Record<string, string>): void;
+}
+
+const MAX_TOKEN_LENGTH = 8192;
+
+/** "Bearer <token>" (scheme case-insensitive); anything else counts as no credentials (spec §7). */
+function bearerToken(header: string | undefined): string | null {
+  if (!header) return null;
+  const m = /^Bearer[ ]+(\S+)\s*$/i.exec(header);
+  return m ? m[1] : null;
+}
+
+const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayService> = {
+  name: "gateway",
+
+  mixins: [ApiGateway as unknown as Partial<ServiceSchema>],
+
+  settings: {
+    port: 3000,
+    ip: "0.0.0.0",
+    // Request logging is off the hot path; errors are logged where they are mapped.
+    logRequest: null,
+    logResponse: null,
+    log4XXResponses: false,
+    routes: [
+      {
+        path: "/",
+        mappingPolicy: "restrict",
+        autoAliases: false,
+        bodyParsers: false, // bodies are read after authentication, see authorize()
+        authentication: true,
+        authorization: true,
+        aliases: {
+          ...Object.fromEntries(routes.map((r) => [`${r.method} ${r.path}`, r.action])),
+          "GET /health"(this: GatewayService, _req: Req, res: Res) {
+            const ready = this.broker.started;
+            this.sendJson(res, ready ? 200 : 503, { status: ready ? "ok" : "starting" });
+          },
+        },
+      },
+    ],
+  },
+
+  methods: {
+    specOf(req: Req): RouteSpec | undefined {
+      const action = req.$alias?.action;
+      return action ? routeByAction.get(action) : undefined;
+    },
+
+    /** Spec §5/§7: bearer or API key, per route; sets ctx.meta.user. Runs before the body is read. */
+    async authenticate(this: GatewayService, ctx: Context, _route: unknown, req: Req): Promise<Caller | null> {
+      const spec = this.specOf(req);
+      if (!spec) return null;
+      if (spec.auth === "bearer") {
+        const token = bearerToken(req.headers.authorization);
+        if (!token) throw new NotAuthenticatedError();
+        if (token.length > MAX_TOKEN_LENGTH) throw new TokenInvalidError("jwt malformed");
+        return call(ctx, "auth.verifyAccessToken", { token });
+      }
+      const key = req.headers["x-api-key"];
+      if (typeof key !== "string" || key === "") throw new NotAuthenticatedError();
+      await call(ctx, "auth.verifyApiKey", { key, scope: spec.apiKeyScope ?? "app" });
+      return null;
+    },
+
+    /**
+     * Runs after authentication: turns path, query and body into the action's parameters. (moleculer-web
+     * has no later hook before the call, and reading bodies only after authentication is the point.)
+     */
+    async authorize(this: GatewayService, _ctx: Context, _route: unknown, req: Req): Promise<void> {
+      const spec = this.specOf(req);
+      if (!spec) return;
+      const path = Object.fromEntries(
+        Object.entries(req.$params).filter(([k]) => spec.path.includes(`:${k}`)),
+      );
+      const query = Object.fromEntries((spec.query ?? []).filter((q) => req.query?.[q] !== undefined).map((q) => [q, req.query?.[q]]));
+      let body: Record<string, unknown> = {};
+      if (spec.body === "json-object" || spec.body === "json-object-or-null") {
+        body = parseJsonBody(await readRaw(req, this.config.requestBodyLimitBytes), spec.body);
+      }
+      req.$params = { ...body, ...query, ...path };
+    },
+
+    sendJson(res: Res, status: number, body: unknown, headers: Record<string, string> = {}) {
+      const payload = JSON.stringify(body);
+      res.writeHead(status, {
+        "Content-Type": "application/json; charset=utf-8",
+        "Content-Length": Buffer.byteLength(payload),
+        ...headers,
+      });
+      res.end(payload);
+    },
+
+    /** Overrides moleculer-web's: every error leaves here in the spec's shape. */
+    sendError(this: GatewayService, req: Req, res: Res, err: unknown) {
+      if (res.headersSent) return;
+      const mapped = toHttpError(err, this.specOf(req));
+      if (mapped.unexpected) {
+        this.logger.error("Unexpected error", { url: req.url, requestID: req.$ctx?.requestID }, err);
+      }
+      this.sendJson(res, mapped.status, mapped.body, mapped.headers);
+    },
+
+    /** No route matched: 405 with Allow when the path exists under another method, else 404. */
+    send404(this: GatewayService, req: Req, res: Res) {
+      const url = req.parsedUrl ?? (req.url ?? "/").split("?")[0];
+      const allowed = [...new Set(this.aliases.filter((a) => a.match(url)).map((a) => a.method))];
+      if (allowed.length > 0) {
+        this.sendJson(res, 405, { detail: "Method Not Allowed" }, { Allow: allowed.join(", ") });
+      } else {
+        this.sendJson(res, 404, { detail: "Not Found" });
+      }
+    },
+  },
+
+  created(this: GatewayService) {
+    this.config = serviceConfig(this);
+    this.settings.port = this.config.port;
+    this.settings.ip = this.config.host;
+  },
+};
+
+export default GatewayServiceSchema;

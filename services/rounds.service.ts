@@ -1,0 +1,100 @@
+/**
+ * rounds: rounds with their members, question and certificate. Reads and joins for the gateway; emits
+ * `round.member.joined` once per new membership.
+ */
+import type { Context, Service, ServiceSchema } from "moleculer";
+import { call, Events, type ParamsOf, type ResultOf } from "../shared/contracts";
+import type { AuthMeta } from "../shared/contracts/common";
+import { CreateRoundParams, GetRoundParams, JoinRoundParams } from "../shared/contracts/rounds";
+import type { Config } from "../shared/config";
+import { NotAuthenticatedError } from "../shared/errors";
+import { cleanCache, serviceConfig, serviceStore } from "../shared/runtime";
+import { buildSnapshot, profileIdsOf, type RoundSnapshot } from "./rounds/round-snapshot";
+import { getRound, joinRound, type RoundsDeps } from "./rounds/rounds.domain";
+import { RoundsRepository, type RoundDoc } from "./rounds/rounds.repository";
+
+interface RoundsService extends Service {
+  config: Config;
+  repo: RoundsRepository;
+  deps(ctx: Context): RoundsDeps;
+  snapshotOf(ctx: Context, doc: RoundDoc): Promise<RoundSnapshot>;
+}
+
+const callerId = (ctx: Context<unknown, AuthMeta>): string => {
+  const user = ctx.meta.user;
+  if (!user) throw new NotAuthenticatedError();
+  return user.id;
+};
+
+const snapshotKey = (id: string, rev: number): string => `rounds.snapshot:${id}:${rev}`;
+
+const RoundsServiceSchema: ServiceSchema<Record<string, never>, RoundsService> = {
+  name: "rounds",
+
+  dependencies: ["users", "stores"],
+
+  actions: {
+    get: {
+      params: GetRoundParams,
+      handler(this: RoundsService, ctx: Context<ParamsOf<"rounds.get">, AuthMeta>): Promise<ResultOf<"rounds.get">> {
+        return getRound(this.deps(ctx), ctx.params.round_id, callerId(ctx));
+      },
+    },
+
+    join: {
+      params: JoinRoundParams,
+      handler(this: RoundsService, ctx: Context<ParamsOf<"rounds.join">, AuthMeta>): Promise<ResultOf<"rounds.join">> {
+        return joinRound(this.deps(ctx), ctx.params.round_id, callerId(ctx), ctx.params.attributes);
+      },
+    },
+
+    create: {
+      visibility: "public",
+      params: CreateRoundParams,
+      async handler(this: RoundsService, ctx: Context<ParamsOf<"rounds.create">>): Promise<ResultOf<"rounds.create">> {
+        const currency = ctx.params.locations[0]?.city.country.currency ?? this.config.defaultCurrency;
+        const doc = await this.repo.create(ctx.params, currency, new Date());
+        return { id: doc._id, uniq_id: doc.uniq_id };
+      },
+    },
+  },
+
+  methods: {
+    deps(this: RoundsService, ctx: Context): RoundsDeps {
+      return {
+        repo: this.repo,
+        snapshotOf: (doc) => this.snapshotOf(ctx, doc),
+        invalidate: (id) => cleanCache(this, `rounds.snapshot:${id}:*`),
+        areFriends: (a, b) => call(ctx, "users.areFriends", { a, b }),
+        emitJoined: (event) => ctx.emit(Events.roundMemberJoined, event),
+        now: () => new Date(),
+      };
+    },
+
+    /** Profiles and item around a round document, cached per (round, revision). */
+    async snapshotOf(this: RoundsService, ctx: Context, doc: RoundDoc): Promise<RoundSnapshot> {
+      const key = snapshotKey(doc._id, doc.rev);
+      const cacher = this.broker.cacher;
+      const cached = cacher ? ((await cacher.get(key)) as RoundSnapshot | null) : null;
+      if (cached) return cached;
+      const [profiles, item] = await Promise.all([
+        call(ctx, "users.profiles", { ids: profileIdsOf(doc) }),
+        call(ctx, "stores.item", { id: doc.item_id }),
+      ]);
+      const snap = buildSnapshot(doc, profiles, item);
+      if (cacher) await cacher.set(key, snap);
+      return snap;
+    },
+  },
+
+  created(this: RoundsService) {
+    this.config = serviceConfig(this);
+  },
+
+  async started(this: RoundsService) {
+    this.repo = new RoundsRepository(await serviceStore(this));
+    await this.repo.init();
+  },
+};
+
+export default RoundsServiceSchema;

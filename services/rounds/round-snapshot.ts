@@ -1,0 +1,77 @@
+/**
+ * A round with everything needed to render it (owner and member profiles, item with its store), in a
+ * JSON-safe form so it can live in any cacher (memory or Redis). Per-caller and time-dependent fields
+ * are never part of it: `renderRound` adds them on every response.
+ */
+import type { ItemInfo } from "../../shared/contracts/stores";
+import type { UserProfile } from "../../shared/contracts/users";
+import type { RoundDoc } from "./rounds.repository";
+
+export interface SnapshotMember {
+  user_id: string;
+  status: string;
+  joined_at: string;
+}
+
+export interface RoundSnapshot {
+  id: string;
+  uniq_id: string;
+  owner_id: string;
+  entry_fee: string;
+  currency: string;
+  variant: string;
+  is_active: boolean;
+  is_private: boolean;
+  is_ended: boolean;
+  is_event: boolean;
+  start_time: string | null;
+  end_time: string | null;
+  max_members_count: number;
+  members_count: number;
+  /** In joining order. */
+  members: SnapshotMember[];
+  favorites: string[];
+  question: RoundDoc["question"];
+  certificate: RoundDoc["certificate"];
+  locations: RoundDoc["locations"];
+  owner: UserProfile | null;
+  profiles: Record<string, UserProfile>;
+  item: ItemInfo;
+}
+
+const iso = (d: Date | null): string | null => (d ? new Date(d).toISOString() : null);
+
+export function buildSnapshot(doc: RoundDoc, profiles: Record<string, UserProfile>, item: ItemInfo): RoundSnapshot {
+  const members = Object.entries(doc.members ?? {})
+    .map(([user_id, m]) => ({ user_id, status: m.status, joined_at: new Date(m.joined_at).toISOString() }))
+    .sort((a, b) => (a.joined_at < b.joined_at ? -1 : a.joined_at > b.joined_at ? 1 : a.user_id < b.user_id ? -1 : 1));
+  return {
+    id: doc._id,
+    uniq_id: doc.uniq_id,
+    owner_id: doc.owner_id,
+    entry_fee: doc.entry_fee,
+    currency: doc.currency,
+    variant: doc.variant,
+    is_active: doc.is_active,
+    is_private: doc.is_private,
+    is_ended: doc.is_ended,
+    is_event: doc.is_event,
+    start_time: iso(doc.start_time),
+    end_time: iso(doc.end_time),
+    max_members_count: doc.max_members_count,
+    members_count: doc.members_count,
+    members,
+    favorites: Object.keys(doc.favorites ?? {}),
+    question: doc.question,
+    certificate: doc.certificate,
+    locations: doc.locations,
+    owner: profiles[doc.owner_id] ?? null,
+    profiles,
+    item,
+  };
+}
+
+/** Ids whose profiles a snapshot needs: the owner and every member. */
+export const profileIdsOf = (doc: RoundDoc): string[] => [...new Set([doc.owner_id, ...Object.keys(doc.members ?? {})])];
+
+export const isMember = (snap: RoundSnapshot, userId: string): boolean => snap.members.some((m) => m.user_id === userId);

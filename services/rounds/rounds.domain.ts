@@ -1,0 +1,103 @@
+/**
+ * Reading and joining rounds, as plain functions over their collaborators so they can be tested without a
+ * broker. The service wires the collaborators to the cache, the repository and other services.
+ *
+ * The round document itself is read from the store on every request (it is the truth about seats); what
+ * is expensive to assemble around it (profiles, item, store) is cached per round revision.
+ */
+import type { Round } from "../../shared/contracts/round";
+import type { RoundMemberJoinedEvent } from "../../shared/contracts/rounds";
+import { ConflictError, NotFoundError, RequestValidationError } from "../../shared/errors";
+import { checkAttributes } from "./join-rules";
+import { isMember, type RoundSnapshot } from "./round-snapshot";
+import { isEndedAt, renderRound } from "./round-view";
+import type { RoundDoc, RoundsRepository } from "./rounds.repository";
+
+export interface RoundsDeps {
+  repo: Pick<RoundsRepository, "findById" | "addMember">;
+  /** The snapshot of the round at the document's revision (from the cache when present). */
+  snapshotOf(doc: RoundDoc): Promise<RoundSnapshot>;
+  /** Drops the round's cached snapshots after a change. */
+  invalidate(roundId: string): Promise<void>;
+  areFriends(a: string, b: string): Promise<boolean>;
+  emitJoined(event: RoundMemberJoinedEvent): Promise<void>;
+  now(): Date;
+}
+
+const roundNotFound = () => new NotFoundError("Round not found");
+
+/**
+ * Private rounds are visible to their owner, their members and the owner's friends; to anyone else they
+ * do not exist (404, never 403, so a private round's existence does not leak).
+ */
+async function canSee(deps: RoundsDeps, doc: RoundDoc, userId: string): Promise<boolean> {
+  if (!doc.is_private || doc.owner_id === userId || doc.members?.[userId]) return true;
+  return deps.areFriends(doc.owner_id, userId);
+}
+
+async function visibleRound(deps: RoundsDeps, roundId: string, userId: string): Promise<RoundDoc> {
+  const doc = await deps.repo.findById(roundId);
+  if (!doc || !(await canSee(deps, doc, userId))) throw roundNotFound();
+  return doc;
+}
+
+export async function getRound(deps: RoundsDeps, roundId: string, userId: string): Promise<Round> {
+  const doc = await visibleRound(deps, roundId, userId);
+  return renderRound(await deps.snapshotOf(doc), userId, deps.now());
+}
+
+/** Why a conditional join did not apply, read from the round as it is now. */
+function refusal(doc: RoundDoc, now: Date): ConflictError | null {
+  if (isEndedAt({ is_ended: doc.is_ended, end_time: doc.end_time ? new Date(doc.end_time).toISOString() : null }, now)) {
+    return new ConflictError("Round has ended");
+  }
+  if (!doc.is_active) return new ConflictError("Round is not active");
+  if (doc.members_count >= doc.max_members_count) return new ConflictError("Round is full");
+  return null;
+}
+
+/**
+ * Joins atomically and idempotently: a member joining again gets the round back unchanged and no event;
+ * the seat count can never pass max_members_count because the membership and the count change in one
+ * conditional update.
+ */
+export async function joinRound(deps: RoundsDeps, roundId: string, userId: string, attributes: unknown[]): Promise<Round> {
+  let doc = await visibleRound(deps, roundId, userId);
+  if (!doc.members?.[userId]) {
+    const snap = await deps.snapshotOf(doc);
+    const checked = checkAttributes(snap.item.attribute_values, attributes);
+    if (!checked.ok) throw new RequestValidationError(checked.issues);
+    doc = await addMember(deps, doc, userId, checked.ids);
+  }
+  const snap = await deps.snapshotOf(doc);
+  if (!isMember(snap, userId)) throw new ConflictError("Round is busy, try again");
+  return renderRound(snap, userId, deps.now());
+}
+
+/** The conditional update, retried when the round changed between the read and the write. */
+async function addMember(deps: RoundsDeps, doc: RoundDoc, userId: string, attributes: number[]): Promise<RoundDoc> {
+  let current = doc;
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const now = deps.now();
+    const refused = refusal(current, now);
+    if (refused) throw refused;
+    const updated = await deps.repo.addMember(current, userId, attributes, now);
+    if (updated) {
+      await deps.invalidate(current._id);
+      await deps.emitJoined({
+        round_id: updated._id,
+        user_id: userId,
+        attributes,
+        entry_fee: updated.entry_fee,
+        currency: updated.currency,
+        joined_at: now.toISOString(),
+      });
+      return updated;
+    }
+    const reread = await deps.repo.findById(current._id);
+    if (!reread) throw roundNotFound();
+    if (reread.members?.[userId]) return reread; // the same user's concurrent request won
+    current = reread;
+  }
+  throw new ConflictError("Round is busy, try again");
+}

@@ -1,0 +1,115 @@
+/**
+ * The rounds collection. Members are a map keyed by user id (not an array) so that "not yet a member" is
+ * `{"members.<id>": {$exists: false}}`, which MongoDB and NeDB read alike, and joining is one conditional
+ * update: active, not ended, not full, not yet a member → add the member and count it.
+ */
+import { randomBytes, randomUUID } from "node:crypto";
+import type { Collection, Store } from "../../shared/storage";
+import type { CreateRoundParams } from "../../shared/contracts/rounds";
+import type { RoundLocation } from "../../shared/contracts/round";
+
+export interface MemberEntry {
+  status: "joined";
+  joined_at: Date;
+  attributes: number[];
+}
+
+export interface RoundDoc {
+  _id: string;
+  uniq_id: string;
+  owner_id: string;
+  item_id: string;
+  entry_fee: string;
+  currency: string;
+  variant: "standard" | "event";
+  is_active: boolean;
+  is_private: boolean;
+  is_ended: boolean;
+  is_event: boolean;
+  start_time: Date | null;
+  end_time: Date | null;
+  max_members_count: number;
+  members_count: number;
+  /** Incremented by every change; cached snapshots are keyed by it, so a stale one is never read. */
+  rev: number;
+  members: Record<string, MemberEntry>;
+  favorites: Record<string, true>;
+  question: { theme: string; emoji: string | null; category: string };
+  certificate: { id: string; text: string; discount_percent: number };
+  locations: RoundLocation[];
+  created_at: Date;
+}
+
+/** Short human-readable code, e.g. "R-7K2QX9" (no 0/O/1/I to avoid misreading). */
+function newUniqId(): string {
+  const alphabet = "23456789ABCDEFGHJKLMNPQRSTUVWXYZ";
+  const bytes = randomBytes(6);
+  return `R-${Array.from(bytes, (b) => alphabet[b % alphabet.length]).join("")}`;
+}
+
+export class RoundsRepository {
+  private readonly rounds: Collection<RoundDoc>;
+
+  constructor(store: Store) {
+    this.rounds = store.collection<RoundDoc>("rounds");
+  }
+
+  async init(): Promise<void> {
+    await this.rounds.createIndex({ fields: ["uniq_id"], unique: true });
+  }
+
+  findById(id: string): Promise<RoundDoc | null> {
+    return this.rounds.findOne({ _id: id });
+  }
+
+  async create(input: CreateRoundParams, currency: string, now: Date): Promise<RoundDoc> {
+    const joined: MemberEntry = { status: "joined", joined_at: now, attributes: [] };
+    const members = Object.fromEntries(input.member_ids.map((id) => [id, joined]));
+    return this.rounds.insertOne({
+      _id: randomUUID(),
+      uniq_id: newUniqId(),
+      owner_id: input.owner_id,
+      item_id: input.item_id,
+      entry_fee: Number(input.entry_fee).toFixed(2),
+      currency,
+      variant: input.variant ?? (input.is_event ? "event" : "standard"),
+      is_active: input.is_active,
+      is_private: input.is_private,
+      is_ended: input.is_ended,
+      is_event: input.is_event,
+      start_time: input.start_time ? new Date(input.start_time) : null,
+      end_time: input.end_time ? new Date(input.end_time) : null,
+      max_members_count: input.max_members_count,
+      members_count: Object.keys(members).length,
+      rev: 1,
+      members,
+      favorites: Object.fromEntries(input.favorite_of.map((id) => [id, true as const])),
+      question: { theme: input.question.theme, emoji: input.question.emoji ?? null, category: input.question.category },
+      certificate: { id: randomUUID(), ...input.certificate },
+      locations: input.locations,
+      created_at: now,
+    });
+  }
+
+  /**
+   * Adds the member in one atomic conditional update. Resolves to the round after the update, or null
+   * when any condition failed (the caller reads the round again to say which).
+   */
+  addMember(round: Pick<RoundDoc, "_id" | "max_members_count">, userId: string, attributes: number[], now: Date): Promise<RoundDoc | null> {
+    return this.rounds.findOneAndUpdate(
+      {
+        _id: round._id,
+        is_active: true,
+        is_ended: false,
+        $or: [{ end_time: null }, { end_time: { $gt: now } }],
+        max_members_count: round.max_members_count,
+        members_count: { $lt: round.max_members_count },
+        [`members.${userId}`]: { $exists: false },
+      },
+      {
+        $set: { [`members.${userId}`]: { status: "joined", joined_at: now, attributes } satisfies MemberEntry },
+        $inc: { members_count: 1, rev: 1 },
+      },
+    );
+  }
+}

@@ -1,0 +1,123 @@
+/** The stores service's collections: stores (integer ids, as the spec types them), items, id counters. */
+import { randomUUID } from "node:crypto";
+import type { Collection, Store } from "../../shared/storage";
+import type { CreateItemParams, CreateStoreParams, ItemInfo, StoreInfo } from "../../shared/contracts/stores";
+
+export interface StoreDoc {
+  _id: number;
+  name: string;
+  logo_url: string | null;
+  is_blogger: boolean;
+  currency: string;
+  manager_ids: string[];
+  created_at: Date;
+}
+
+export type ItemDoc = Omit<ItemInfo, "id" | "store"> & {
+  _id: string;
+  store_id: number;
+  start_time: Date | null;
+  created_at: Date;
+};
+
+interface CounterDoc {
+  _id: string;
+  seq: number;
+}
+
+export const toStoreInfo = (doc: StoreDoc): StoreInfo => ({
+  id: doc._id,
+  name: doc.name,
+  logo_url: doc.logo_url,
+  is_blogger: doc.is_blogger,
+  currency: doc.currency,
+});
+
+export const toItemInfo = (item: ItemDoc, store: StoreDoc): ItemInfo => ({
+  id: item._id,
+  kind: item.kind,
+  name: item.name,
+  sku: item.sku,
+  platform_price: item.platform_price,
+  assets: item.assets,
+  duration: item.duration,
+  meeting_link: item.meeting_link,
+  meeting_password: item.meeting_password,
+  meeting_platform: item.meeting_platform,
+  event_type: item.event_type,
+  short_desc: item.short_desc,
+  detail_desc: item.detail_desc,
+  participants_limit: item.participants_limit,
+  category: item.category,
+  location: item.location,
+  attribute_values: item.attribute_values,
+  store: toStoreInfo(store),
+});
+
+export class StoresRepository {
+  private readonly stores: Collection<StoreDoc>;
+  private readonly items: Collection<ItemDoc>;
+  private readonly counters: Collection<CounterDoc>;
+
+  constructor(store: Store) {
+    this.stores = store.collection<StoreDoc>("stores");
+    this.items = store.collection<ItemDoc>("items");
+    this.counters = store.collection<CounterDoc>("counters");
+  }
+
+  async init(): Promise<void> {
+    await this.items.createIndex({ fields: ["store_id"] });
+  }
+
+  /** The next integer id of a sequence; atomic on both engines (upsert with $inc). */
+  async nextId(sequence: string): Promise<number> {
+    const doc = await this.counters.findOneAndUpdate({ _id: sequence }, { $inc: { seq: 1 } }, { upsert: true });
+    if (!doc) throw new Error(`Counter ${sequence} did not advance`);
+    return doc.seq;
+  }
+
+  findStore(id: number): Promise<StoreDoc | null> {
+    return this.stores.findOne({ _id: id });
+  }
+
+  async createStore(input: CreateStoreParams, currency: string, now: Date): Promise<StoreDoc> {
+    return this.stores.insertOne({
+      _id: await this.nextId("stores"),
+      name: input.name,
+      logo_url: input.logo_url ?? null,
+      is_blogger: input.is_blogger,
+      currency: input.currency ?? currency,
+      manager_ids: input.manager_ids,
+      created_at: now,
+    });
+  }
+
+  findItem(id: string): Promise<ItemDoc | null> {
+    return this.items.findOne({ _id: id });
+  }
+
+  createItem(input: CreateItemParams, now: Date): Promise<ItemDoc> {
+    return this.items.insertOne({
+      _id: randomUUID(),
+      store_id: input.store_id,
+      kind: input.kind,
+      name: input.name,
+      sku: input.sku ?? null,
+      platform_price: input.platform_price,
+      assets: input.assets,
+      duration: input.duration ?? null,
+      meeting_link: input.meeting_link ?? null,
+      meeting_password: input.meeting_password ?? null,
+      meeting_platform: input.meeting_platform ?? null,
+      event_type: input.event_type ?? null,
+      short_desc: input.short_desc ?? null,
+      detail_desc: input.detail_desc ?? null,
+      participants_limit: input.participants_limit ?? null,
+      category: input.category ?? null,
+      location: input.location ?? null,
+      attribute_values: input.attribute_values,
+      start_time: input.start_time ? new Date(input.start_time) : null,
+      created_at: now,
+    });
+  }
+}

@@ -1,0 +1,122 @@
+/**
+ * The one configuration module. Every setting has an environment variable, a default and a line of
+ * documentation; `loadConfig` reads them once at start and fails fast on a bad value. Services get the
+ * result through `configOf(broker)`, never from process.env.
+ */
+import path from "node:path";
+import { ConfigError } from "../errors";
+
+type Parser<T> = (raw: string, env: string) => T;
+
+interface Entry<T> {
+  env: string;
+  default: string;
+  doc: string;
+  parse: Parser<T>;
+}
+
+const str: Parser<string> = (raw) => raw;
+
+const int =
+  (min: number, max = Number.MAX_SAFE_INTEGER): Parser<number> =>
+  (raw, env) => {
+    const value = Number(raw);
+    if (!Number.isInteger(value) || value < min || value > max) {
+      throw new ConfigError(`${env} must be an integer between ${min} and ${max}, got "${raw}"`);
+    }
+    return value;
+  };
+
+const bool: Parser<boolean> = (raw, env) => {
+  if (/^(1|true|yes|on)$/i.test(raw)) return true;
+  if (/^(0|false|no|off)$/i.test(raw)) return false;
+  throw new ConfigError(`${env} must be true or false, got "${raw}"`);
+};
+
+const oneOf =
+  <T extends string>(...values: T[]): Parser<T> =>
+  (raw, env) => {
+    if ((values as string[]).includes(raw)) return raw as T;
+    throw new ConfigError(`${env} must be one of ${values.join(", ")}, got "${raw}"`);
+  };
+
+const list: Parser<string[]> = (raw) =>
+  raw
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
+
+function entry<T>(env: string, def: string, doc: string, parse: Parser<T>): Entry<T> {
+  return { env, default: def, doc, parse };
+}
+
+/** The schema of the configuration: the README's configuration table is generated from it. */
+export const configSchema = {
+  nodeEnv: entry("NODE_ENV", "development", "development, test or production", oneOf("development", "test", "production")),
+  port: entry("PORT", "3000", "HTTP port of the gateway (0 picks a free port)", int(0, 65535)),
+  host: entry("HOST", "0.0.0.0", "Address the gateway listens on", str),
+  publicUrl: entry("PUBLIC_URL", "", "Absolute base URL clients use, for links the API returns (empty: relative)", str),
+  services: entry(
+    "SERVICES",
+    "gateway,auth,users,rounds,stores,settings,notifier",
+    "Comma-separated services this process runs (one per process in distributed mode)",
+    list,
+  ),
+  namespace: entry("NAMESPACE", "", "Moleculer namespace: nodes only see nodes of the same namespace", str),
+  nodeId: entry("NODE_ID", "", "Moleculer node id (empty: host name and pid)", str),
+  transporter: entry("TRANSPORTER", "", "Moleculer transporter, e.g. nats://127.0.0.1:4222 (empty: one process, no transport)", str),
+  cacher: entry("CACHER", "Memory", "Moleculer cacher: Memory, or redis://host:port for a cache shared by all nodes", str),
+  cacheTtlSeconds: entry("CACHE_TTL", "60", "Seconds a cached read lives before it is loaded again", int(1)),
+  logLevel: entry("LOG_LEVEL", "info", "fatal, error, warn, info, debug or trace", oneOf("fatal", "error", "warn", "info", "debug", "trace")),
+  logFormat: entry("LOG_FORMAT", "short", "Console log format: short (human) or json", oneOf("short", "json")),
+  dataDir: entry("DATA_DIR", "./data", "Folder of the embedded document store and its demo manifest", str),
+  storeInMemory: entry("STORE_IN_MEMORY", "false", "Keep the embedded store in memory only (tests)", bool),
+  mongoUri: entry("MONGO_URI", "", "MongoDB connection string; when set, MongoDB replaces the embedded store", str),
+  seedOnEmpty: entry("SEED_ON_EMPTY", "true", "Seed the demo dataset when the embedded store is empty (never in production)", bool),
+  jwtSecret: entry(
+    "JWT_SECRET",
+    "dev-only-secret-change-me-0123456789abcdef",
+    "HMAC key that signs access tokens (required in production, at least 32 characters)",
+    str,
+  ),
+  jwtAlgorithm: entry("JWT_ALGORITHM", "HS256", "Pinned JWT algorithm", oneOf("HS256", "HS384", "HS512")),
+  jwtIssuer: entry("JWT_ISSUER", "rounds-platform", "iss claim of access tokens, checked on verification", str),
+  accessTokenTtlSeconds: entry("ACCESS_TOKEN_TTL", "900", "Lifetime of an access token in seconds", int(30)),
+  refreshTokenTtlSeconds: entry("REFRESH_TOKEN_TTL", "2592000", "Lifetime of a refresh token in seconds", int(60)),
+  defaultCurrency: entry("DEFAULT_CURRENCY", "RUB", "Currency of a round or store without a location country", str),
+  requestBodyLimitBytes: entry("REQUEST_BODY_LIMIT", "1048576", "Largest JSON request body in bytes", int(1024)),
+  requestTimeoutMs: entry("REQUEST_TIMEOUT_MS", "10000", "Timeout of one action call in milliseconds", int(100)),
+};
+
+type Schema = typeof configSchema;
+export type Config = Readonly<{ [K in keyof Schema]: Schema[K] extends Entry<infer T> ? T : never }>;
+
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  const out: Record<string, unknown> = {};
+  for (const [key, e] of Object.entries(configSchema) as [string, Entry<unknown>][]) {
+    const raw = env[e.env];
+    out[key] = e.parse(raw === undefined || raw === "" ? e.default : raw, e.env);
+  }
+  const config = out as Config;
+  if (config.nodeEnv === "production" && config.jwtSecret === configSchema.jwtSecret.default) {
+    throw new ConfigError("JWT_SECRET must be set in production");
+  }
+  if (config.jwtSecret.length < 32) throw new ConfigError("JWT_SECRET must have at least 32 characters");
+  return Object.freeze({ ...config, dataDir: path.resolve(config.dataDir) });
+}
+
+/** True when this process runs without a transporter: everything in one broker. */
+export const isEmbedded = (config: Config): boolean => config.transporter === "";
+
+const byBroker = new WeakMap<object, Config>();
+
+/** Binds a configuration to a broker so that its services read the same one. */
+export function bindConfig(broker: object, config: Config): void {
+  byBroker.set(broker, config);
+}
+
+export function configOf(broker: object): Config {
+  const config = byBroker.get(broker);
+  if (!config) throw new ConfigError("No configuration bound to this broker: create it with createBroker()");
+  return config;
+}

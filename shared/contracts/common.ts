@@ -1,0 +1,20 @@
+import { Type, type TSchema } from "@sinclair/typebox";
+
+/** A value that may be null; the key itself is still present in responses. */
+export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+
+/** Ids of documents this system creates: URL-safe, and safe as keys of stored maps (no "." or "$"). */
+export const Id = Type.String({ minLength: 1, maxLength: 64, pattern: "^[A-Za-z0-9_-]+$" });
+
+export const DateTime = Type.String({ format: "date-time" });
+
+/** The caller, as the gateway puts it in `ctx.meta.user` after authentication. */
+export interface Caller {
+  id: string;
+  token_id: string;
+}
+
+/** Meta every authenticated action call carries. */
+export interface AuthMeta {
+  user?: Caller | null;
+}

@@ -1,0 +1,61 @@
+/**
+ * The typed map of every cross-service action: name → [params, result]. Callers use `call()`, so a change
+ * of a contract breaks the compile of both sides.
+ */
+import type { CallingOptions } from "moleculer";
+import type { IssueTokensParams, TokenSet, VerifyApiKeyParams, VerifyTokenParams, VerifyTokenResult } from "./auth";
+import type { Round } from "./round";
+import type { CreateRoundParams, GetRoundParams, JoinRoundParams } from "./rounds";
+import type { CreateItemParams, CreateStoreParams, GetItemParams, ItemInfo, StoreInfo } from "./stores";
+import type {
+  AddFriendsParams,
+  AreFriendsParams,
+  CreateUserParams,
+  ProfilesParams,
+  ProfilesResult,
+  RemoveUserParams,
+  StatusParams,
+  StatusResult,
+  UserProfile,
+} from "./users";
+
+export interface ActionContracts {
+  "auth.verifyAccessToken": [VerifyTokenParams, VerifyTokenResult];
+  "auth.issueTokens": [IssueTokensParams, TokenSet];
+  "auth.verifyApiKey": [VerifyApiKeyParams, { key_id: string; scope: string }];
+  "users.profiles": [ProfilesParams, ProfilesResult];
+  "users.status": [StatusParams, StatusResult];
+  "users.areFriends": [AreFriendsParams, boolean];
+  "users.create": [CreateUserParams, UserProfile];
+  "users.remove": [RemoveUserParams, UserProfile];
+  "users.addFriends": [AddFriendsParams, { created: boolean }];
+  "stores.item": [GetItemParams, ItemInfo];
+  "stores.createStore": [CreateStoreParams, StoreInfo & { manager_ids: string[] }];
+  "stores.createItem": [CreateItemParams, ItemInfo];
+  "rounds.get": [GetRoundParams, Round];
+  "rounds.join": [JoinRoundParams, Round];
+  "rounds.create": [CreateRoundParams, { id: string; uniq_id: string }];
+}
+
+export type ActionName = keyof ActionContracts;
+export type ParamsOf<N extends ActionName> = ActionContracts[N][0];
+export type ResultOf<N extends ActionName> = ActionContracts[N][1];
+
+/** Anything that can call an action: a Context or a ServiceBroker. */
+interface Caller {
+  call(name: string, params?: unknown, opts?: CallingOptions): Promise<unknown>;
+}
+
+export function call<N extends ActionName>(
+  via: Caller,
+  name: N,
+  params: ParamsOf<N>,
+  opts?: CallingOptions,
+): Promise<ResultOf<N>> {
+  return via.call(name, params, opts) as Promise<ResultOf<N>>;
+}
+
+export const Events = {
+  roundMemberJoined: "round.member.joined",
+  userRemoved: "user.removed",
+} as const;

@@ -1,0 +1,51 @@
+/** Contracts of the users service: profiles and the removed flag, friendships. */
+import { Type, type Static } from "@sinclair/typebox";
+import { Id, Nullable } from "./common";
+
+export const UserProfile = Type.Object({
+  id: Type.String(),
+  phone: Type.String(),
+  username: Type.String(),
+  first_name: Nullable(Type.String()),
+  last_name: Nullable(Type.String()),
+  avatar_url: Nullable(Type.String()),
+  removed: Type.Boolean(),
+});
+export type UserProfile = Static<typeof UserProfile>;
+
+export const ProfilesParams = Type.Object({ ids: Type.Array(Id, { maxItems: 10_000 }) });
+export type ProfilesParams = Static<typeof ProfilesParams>;
+/** Profiles by id; ids of unknown users are absent. */
+export type ProfilesResult = Record<string, UserProfile>;
+
+export const StatusParams = Type.Object({ id: Id });
+export type StatusParams = Static<typeof StatusParams>;
+export interface StatusResult {
+  exists: boolean;
+  removed: boolean;
+}
+
+export const AreFriendsParams = Type.Object({ a: Id, b: Id });
+export type AreFriendsParams = Static<typeof AreFriendsParams>;
+
+export const CreateUserParams = Type.Object({
+  id: Type.Optional(Id),
+  phone: Type.String({ minLength: 3, maxLength: 32 }),
+  username: Type.String({ minLength: 1, maxLength: 64 }),
+  first_name: Type.Optional(Nullable(Type.String({ maxLength: 100 }))),
+  last_name: Type.Optional(Nullable(Type.String({ maxLength: 100 }))),
+  avatar_url: Type.Optional(Nullable(Type.String({ maxLength: 2048 }))),
+});
+export type CreateUserParams = Static<typeof CreateUserParams>;
+
+export const RemoveUserParams = Type.Object({ id: Id });
+export type RemoveUserParams = Static<typeof RemoveUserParams>;
+
+export const AddFriendsParams = Type.Object({ a: Id, b: Id });
+export type AddFriendsParams = Static<typeof AddFriendsParams>;
+
+/** Event `user.removed`. */
+export interface UserRemovedEvent {
+  user_id: string;
+  removed_at: string;
+}

@@ -1,0 +1,102 @@
+/**
+ * Error classes that cross service boundaries. Each carries an HTTP status (`code`) and a type constant;
+ * the gateway turns them into the spec's bodies in one place (services/gateway/http-errors.ts). Only
+ * `code`, `type`, `message` and `data` survive the transporter, so nothing here relies on `instanceof`
+ * on the receiving side.
+ */
+import { Errors } from "moleculer";
+
+export const ErrorType = {
+  NOT_AUTHENTICATED: "NOT_AUTHENTICATED",
+  TOKEN_INVALID: "TOKEN_INVALID",
+  USER_REMOVED: "USER_REMOVED",
+  FORBIDDEN: "FORBIDDEN",
+  NOT_FOUND: "NOT_FOUND",
+  CONFLICT: "CONFLICT",
+  VALIDATION: "VALIDATION_ERROR",
+  PAYLOAD_TOO_LARGE: "PAYLOAD_TOO_LARGE",
+  NOT_IMPLEMENTED: "NOT_IMPLEMENTED",
+} as const;
+export type ErrorType = (typeof ErrorType)[keyof typeof ErrorType];
+
+/** One entry of a 422 body, FastAPI's shape. `loc` is completed with "body"/"path"/"query" by the gateway. */
+export interface ValidationIssue {
+  type: string;
+  loc: (string | number)[];
+  msg: string;
+  input?: unknown;
+}
+
+export class AppError extends Errors.MoleculerClientError {
+  constructor(message: string, status: number, type: ErrorType, data?: unknown) {
+    super(message, status, type, data);
+    this.name = new.target.name;
+  }
+}
+
+export class NotAuthenticatedError extends AppError {
+  constructor() {
+    super("Not authenticated", 401, ErrorType.NOT_AUTHENTICATED);
+  }
+}
+
+export class TokenInvalidError extends AppError {
+  constructor(reason: string) {
+    super(`Token invalid: ${reason}`, 401, ErrorType.TOKEN_INVALID);
+  }
+}
+
+export class UserRemovedError extends AppError {
+  constructor() {
+    super("User removed", 401, ErrorType.USER_REMOVED);
+  }
+}
+
+export class ForbiddenError extends AppError {
+  constructor(message = "Not enough permissions") {
+    super(message, 403, ErrorType.FORBIDDEN);
+  }
+}
+
+export class NotFoundError extends AppError {
+  constructor(message: string) {
+    super(message, 404, ErrorType.NOT_FOUND);
+  }
+}
+
+export class ConflictError extends AppError {
+  constructor(message: string) {
+    super(message, 409, ErrorType.CONFLICT);
+  }
+}
+
+export class PayloadTooLargeError extends AppError {
+  constructor(message: string) {
+    super(message, 413, ErrorType.PAYLOAD_TOO_LARGE);
+  }
+}
+
+export class NotImplementedError extends AppError {
+  constructor() {
+    super("Not implemented", 501, ErrorType.NOT_IMPLEMENTED);
+  }
+}
+
+/**
+ * A 422 raised by domain code (e.g. an attribute id the item does not have). Same type and data shape as
+ * the broker validator's errors, so the gateway maps both alike.
+ */
+export class RequestValidationError extends Errors.ValidationError {
+  constructor(issues: ValidationIssue[]) {
+    super("Request validation failed", ErrorType.VALIDATION, issues);
+    this.name = "RequestValidationError";
+  }
+}
+
+/** A bad setting at start-up: the process must not start. Never reaches a client. */
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "ConfigError";
+  }
+}

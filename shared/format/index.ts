@@ -1,0 +1,15 @@
+/** Presentation rules shared by every service that renders prices and sellers (see docs/decisions.md). */
+
+/** "150.00 RUB"; amounts are decimal major units, shown with two decimals. */
+export function formatMoney(amount: number | string, currency: string): string {
+  return `${Number(amount).toFixed(2)} ${currency}`;
+}
+
+/** An entry fee of zero reads "Free". */
+export function formatEntryFee(fee: string, currency: string): string {
+  return Number(fee) === 0 ? "Free" : formatMoney(fee, currency);
+}
+
+export function sellerType(store: { is_blogger: boolean }): "blogger" | "store" {
+  return store.is_blogger ? "blogger" : "store";
+}

@@ -1,0 +1,16 @@
+import type { Service } from "moleculer";
+import { configOf, type Config } from "../config";
+import { storeOf, type Store } from "../storage";
+
+/** The configuration bound to the service's broker. */
+export const serviceConfig = (service: Service): Config => configOf(service.broker);
+
+/** The store of the service's process (opened on first use, closed with the broker). */
+export const serviceStore = (service: Service): Promise<Store> => storeOf(service.broker, configOf(service.broker));
+
+/** Removes cached entries matching a pattern; a no-op when the broker has no cacher. */
+export async function cleanCache(service: Service, ...patterns: string[]): Promise<void> {
+  const cacher = service.broker.cacher;
+  if (!cacher) return;
+  await Promise.all(patterns.map((p) => cacher.clean(p)));
+}

@@ -1,0 +1,38 @@
+/**
+ * Opens the store the configuration selects: MongoDB when MONGO_URI is set, else the embedded engine
+ * (files under DATA_DIR, or memory). One store per broker, shared by the services of that process; each
+ * service still touches only its own collections.
+ */
+import path from "node:path";
+import type { Config } from "../config";
+import { MongoStore } from "./mongo";
+import { NedbStore } from "./nedb";
+import type { Store } from "./port";
+
+export * from "./port";
+export { MongoStore } from "./mongo";
+export { NedbStore } from "./nedb";
+
+export async function openStore(config: Config): Promise<Store> {
+  if (config.mongoUri) return MongoStore.connect(config.mongoUri);
+  return new NedbStore(config.storeInMemory ? null : path.join(config.dataDir, "db"));
+}
+
+const stores = new WeakMap<object, Promise<Store>>();
+
+/** The store of a broker, opened on first use. */
+export function storeOf(broker: object, config: Config): Promise<Store> {
+  let store = stores.get(broker);
+  if (!store) {
+    store = openStore(config);
+    stores.set(broker, store);
+  }
+  return store;
+}
+
+/** Closes the broker's store if it was opened (called when the broker stops). */
+export async function closeStoreOf(broker: object): Promise<void> {
+  const store = stores.get(broker);
+  stores.delete(broker);
+  if (store) await (await store).close();
+}

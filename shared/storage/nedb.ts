@@ -1,0 +1,169 @@
+/**
+ * The embedded engine: one NeDB datastore (one append-only file) per collection under DATA_DIR, or in
+ * memory for tests. NeDB serialises every operation of a datastore, so a conditional update is atomic.
+ * The files are single-process: a lock file stops a second process (a CLI while the server runs) from
+ * opening the same folder and corrupting it.
+ */
+import fs from "node:fs";
+import path from "node:path";
+import Datastore from "@seald-io/nedb";
+import { DuplicateKeyError, type Collection, type Filter, type FindOptions, type IndexSpec, type Store, type Update } from "./port";
+
+type Doc = { _id: string | number };
+
+function rethrow(err: unknown): never {
+  if (err && typeof err === "object" && (err as { errorType?: string }).errorType === "uniqueViolated") {
+    throw new DuplicateKeyError((err as Error).message);
+  }
+  throw err;
+}
+
+class NedbCollection<T extends Doc> implements Collection<T> {
+  constructor(private readonly ds: Datastore<T>) {}
+
+  async insertOne(doc: T): Promise<T> {
+    try {
+      return (await this.ds.insertAsync(doc)) as T;
+    } catch (err) {
+      rethrow(err);
+    }
+  }
+
+  async insertMany(docs: T[]): Promise<void> {
+    if (docs.length === 0) return;
+    try {
+      await this.ds.insertAsync(docs);
+    } catch (err) {
+      rethrow(err);
+    }
+  }
+
+  async findOne(filter: Filter): Promise<T | null> {
+    return (await this.ds.findOneAsync(filter as never)) as T | null;
+  }
+
+  async find(filter: Filter, options: FindOptions = {}): Promise<T[]> {
+    let cursor = this.ds.findAsync(filter as never);
+    if (options.sort) cursor = cursor.sort(options.sort);
+    if (options.skip) cursor = cursor.skip(options.skip);
+    if (options.limit) cursor = cursor.limit(options.limit);
+    return (await cursor) as T[];
+  }
+
+  count(filter: Filter): Promise<number> {
+    return this.ds.countAsync(filter as never) as unknown as Promise<number>;
+  }
+
+  async updateOne(filter: Filter, update: Update, options: { upsert?: boolean } = {}): Promise<number> {
+    try {
+      const res = await this.ds.updateAsync(filter as never, update as never, { upsert: options.upsert ?? false });
+      return res.numAffected;
+    } catch (err) {
+      rethrow(err);
+    }
+  }
+
+  async updateMany(filter: Filter, update: Update): Promise<number> {
+    const res = await this.ds.updateAsync(filter as never, update as never, { multi: true });
+    return res.numAffected;
+  }
+
+  async findOneAndUpdate(filter: Filter, update: Update, options: { upsert?: boolean } = {}): Promise<T | null> {
+    try {
+      const res = await this.ds.updateAsync(filter as never, update as never, {
+        upsert: options.upsert ?? false,
+        returnUpdatedDocs: true,
+      });
+      return res.numAffected === 0 ? null : ((res.affectedDocuments as unknown as T) ?? null);
+    } catch (err) {
+      rethrow(err);
+    }
+  }
+
+  deleteOne(filter: Filter): Promise<number> {
+    return this.ds.removeAsync(filter as never, { multi: false });
+  }
+
+  deleteMany(filter: Filter): Promise<number> {
+    return this.ds.removeAsync(filter as never, { multi: true });
+  }
+
+  async createIndex(spec: IndexSpec): Promise<void> {
+    const fieldName = spec.fields.length === 1 ? spec.fields[0] : spec.fields;
+    await this.ds.ensureIndexAsync({ fieldName, unique: spec.unique ?? false });
+  }
+
+  compact(): Promise<void> {
+    return this.ds.compactDatafileAsync();
+  }
+}
+
+const pidAlive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === "EPERM";
+  }
+};
+
+/** Takes DATA_DIR for this process; a stale lock of a dead process is taken over. */
+function acquireLock(dir: string): string {
+  const lockPath = path.join(dir, ".lock");
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      fs.writeFileSync(lockPath, String(process.pid), { flag: "wx" });
+      return lockPath;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
+      const owner = Number(fs.readFileSync(lockPath, "utf8"));
+      if (owner === process.pid) return lockPath;
+      if (Number.isInteger(owner) && owner > 0 && pidAlive(owner)) {
+        throw new Error(
+          `The embedded store in ${dir} is in use by process ${owner}; stop it first (the embedded store is single-process).`,
+        );
+      }
+      fs.rmSync(lockPath, { force: true });
+    }
+  }
+  throw new Error(`Could not lock ${dir}`);
+}
+
+export class NedbStore implements Store {
+  readonly engine = "nedb" as const;
+  private readonly collections = new Map<string, NedbCollection<Doc>>();
+  private readonly lockPath: string | null;
+
+  /** `dir` null keeps every collection in memory. */
+  constructor(private readonly dir: string | null) {
+    if (dir) {
+      fs.mkdirSync(dir, { recursive: true });
+      this.lockPath = acquireLock(dir);
+    } else {
+      this.lockPath = null;
+    }
+  }
+
+  collection<T extends Doc>(name: string): Collection<T> {
+    let coll = this.collections.get(name);
+    if (!coll) {
+      const ds = this.dir
+        ? new Datastore<Doc>({ filename: path.join(this.dir, `${name}.db`), autoload: true })
+        : new Datastore<Doc>({ inMemoryOnly: true });
+      coll = new NedbCollection<Doc>(ds);
+      this.collections.set(name, coll);
+    }
+    return coll as unknown as Collection<T>;
+  }
+
+  async ping(): Promise<void> {}
+
+  async close(): Promise<void> {
+    if (this.dir) {
+      // NeDB appends every change; compacting on close keeps the files as small as the data.
+      await Promise.all([...this.collections.values()].map((c) => c.compact().catch(() => undefined)));
+    }
+    this.collections.clear();
+    if (this.lockPath) fs.rmSync(this.lockPath, { force: true });
+  }
+}

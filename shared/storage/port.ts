@@ -1,0 +1,54 @@
+/**
+ * The storage port. Repositories are written once against it, in MongoDB filter and update documents;
+ * two engines implement it: MongoDB through mongoose (mongo.ts) and the embedded @seald-io/nedb (nedb.ts).
+ * Only the operators both engines treat alike belong in repositories; the storage contract suite
+ * (test/storage) is the proof. Known gaps: NeDB has no `$expr`, and `$ne`/`$nin` on an array field mean
+ * "some element differs" in NeDB but "no element equals" in MongoDB, so membership is modelled as a map
+ * keyed by id and tested with `$exists`.
+ */
+export type Filter = Record<string, unknown>;
+export type Update = Record<string, unknown>;
+export type SortSpec = Record<string, 1 | -1>;
+
+export interface FindOptions {
+  sort?: SortSpec;
+  skip?: number;
+  limit?: number;
+}
+
+export interface IndexSpec {
+  fields: string[];
+  unique?: boolean;
+}
+
+export interface Collection<T extends { _id: string | number }> {
+  insertOne(doc: T): Promise<T>;
+  insertMany(docs: T[]): Promise<void>;
+  findOne(filter: Filter): Promise<T | null>;
+  find(filter: Filter, options?: FindOptions): Promise<T[]>;
+  count(filter: Filter): Promise<number>;
+  /** Applies `update` to the first match; resolves to the number of documents matched (0 or 1). */
+  updateOne(filter: Filter, update: Update, options?: { upsert?: boolean }): Promise<number>;
+  updateMany(filter: Filter, update: Update): Promise<number>;
+  /** Atomically updates the first match and returns it as it is after the update, or null when none matched. */
+  findOneAndUpdate(filter: Filter, update: Update, options?: { upsert?: boolean }): Promise<T | null>;
+  deleteOne(filter: Filter): Promise<number>;
+  deleteMany(filter: Filter): Promise<number>;
+  createIndex(spec: IndexSpec): Promise<void>;
+}
+
+export interface Store {
+  readonly engine: "nedb" | "mongodb";
+  collection<T extends { _id: string | number }>(name: string): Collection<T>;
+  /** Resolves when the store answers; rejects otherwise (readiness checks). */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** A unique index (or `_id`) refused an insert or upsert. Repositories turn it into a domain outcome. */
+export class DuplicateKeyError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "DuplicateKeyError";
+  }
+}

@@ -1,0 +1,1 @@
+export { ajv, AjvValidator, check, compileSchema, toIssues } from "./ajv";
