@@ -15,17 +15,35 @@ export function brokerOptions(config: Config): BrokerOptions {
     cacher:
       config.cacher === "Memory"
         ? { type: "Memory", options: { ttl: config.cacheTtlSeconds } }
-        : { type: "Redis", options: { ttl: config.cacheTtlSeconds, redis: config.cacher, prefix: `${config.namespace || "rounds"}-cache` } },
+        : {
+            type: "Redis",
+            options: {
+              ttl: config.cacheTtlSeconds,
+              redis: config.cacher,
+              prefix: `${config.namespace || "rounds"}-cache`,
+            },
+          },
     serializer: "JSON",
     validator: new AjvValidator(),
     logger: {
       type: "Console",
-      options: { level: config.logLevel, formatter: config.logFormat === "json" ? "json" : "short", colors: config.logFormat !== "json" },
+      options: {
+        level: config.logLevel,
+        formatter: config.logFormat === "json" ? "json" : "short",
+        colors: config.logFormat !== "json",
+      },
     },
     // A call that takes longer than this is answered 504 by the gateway rather than hanging the client.
     requestTimeout: config.requestTimeoutMs,
     // Reads are retried on another node when one dies mid-call; joins are safe to retry (idempotent).
-    retryPolicy: { enabled: true, retries: 2, delay: 100, maxDelay: 1000, factor: 2, check: (err) => !!(err as { retryable?: boolean }).retryable },
+    retryPolicy: {
+      enabled: true,
+      retries: 2,
+      delay: 100,
+      maxDelay: 1000,
+      factor: 2,
+      check: (err) => !!(err as { retryable?: boolean }).retryable,
+    },
     registry: { strategy: "RoundRobin", preferLocal: true },
     // A node is declared dead after missing heartbeats for this long, and its calls are re-routed.
     heartbeatInterval: 5,

@@ -26,7 +26,10 @@ const AuthServiceSchema: ServiceSchema<Record<string, never>, AuthService> = {
     verifyAccessToken: {
       visibility: "public",
       params: VerifyTokenParams,
-      async handler(this: AuthService, ctx: Context<ParamsOf<"auth.verifyAccessToken">>): Promise<ResultOf<"auth.verifyAccessToken">> {
+      async handler(
+        this: AuthService,
+        ctx: Context<ParamsOf<"auth.verifyAccessToken">>,
+      ): Promise<ResultOf<"auth.verifyAccessToken">> {
         const claims = verifyAccessToken(ctx.params.token, this.config);
         const status = await call(ctx, "users.status", { id: claims.sub });
         if (!status.exists || status.removed) throw new UserRemovedError();
@@ -37,16 +40,28 @@ const AuthServiceSchema: ServiceSchema<Record<string, never>, AuthService> = {
     issueTokens: {
       visibility: "public",
       params: IssueTokensParams,
-      async handler(this: AuthService, ctx: Context<ParamsOf<"auth.issueTokens">>): Promise<ResultOf<"auth.issueTokens">> {
+      async handler(
+        this: AuthService,
+        ctx: Context<ParamsOf<"auth.issueTokens">>,
+      ): Promise<ResultOf<"auth.issueTokens">> {
         const status = await call(ctx, "users.status", { id: ctx.params.user_id });
         if (!status.exists) throw new NotFoundError("User not found");
         const now = new Date();
         const nowSeconds = Math.floor(now.getTime() / 1000);
         const ttl = ctx.params.access_ttl_seconds ?? this.config.accessTokenTtlSeconds;
-        const access = signAccessToken(ctx.params.user_id, { ...this.config, accessTokenTtlSeconds: ttl }, nowSeconds);
+        const access = signAccessToken(
+          ctx.params.user_id,
+          { ...this.config, accessTokenTtlSeconds: ttl },
+          nowSeconds,
+        );
         const refreshToken = newRefreshToken();
         const refreshExp = nowSeconds + this.config.refreshTokenTtlSeconds;
-        await this.refreshTokens.startFamily(ctx.params.user_id, hashToken(refreshToken), now, new Date(refreshExp * 1000));
+        await this.refreshTokens.startFamily(
+          ctx.params.user_id,
+          hashToken(refreshToken),
+          now,
+          new Date(refreshExp * 1000),
+        );
         return {
           access_token: access.token,
           expires_at: access.exp,

@@ -85,7 +85,12 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
     },
 
     /** Spec §5/§7: bearer or API key, per route; sets ctx.meta.user. Runs before the body is read. */
-    async authenticate(this: GatewayService, ctx: Context, _route: unknown, req: Req): Promise<Caller | null> {
+    async authenticate(
+      this: GatewayService,
+      ctx: Context,
+      _route: unknown,
+      req: Req,
+    ): Promise<Caller | null> {
       const spec = this.specOf(req);
       if (!spec) return null;
       if (spec.auth === "bearer") {
@@ -110,7 +115,9 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
       const path = Object.fromEntries(
         Object.entries(req.$params).filter(([k]) => spec.path.includes(`:${k}`)),
       );
-      const query = Object.fromEntries((spec.query ?? []).filter((q) => req.query?.[q] !== undefined).map((q) => [q, req.query?.[q]]));
+      const query = Object.fromEntries(
+        (spec.query ?? []).filter((q) => req.query?.[q] !== undefined).map((q) => [q, req.query?.[q]]),
+      );
       let body: Record<string, unknown> = {};
       if (spec.body === "json-object" || spec.body === "json-object-or-null") {
         body = parseJsonBody(await readRaw(req, this.config.requestBodyLimitBytes), spec.body);
@@ -128,13 +135,19 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
       res.end(payload);
     },
 
+    /** Overrides moleculer-web's, which logs every non-4xx error with its stack before mapping it. */
+    errorHandler(this: GatewayService, req: Req, res: Res, err: unknown) {
+      this.sendError(req, res, err);
+    },
+
     /** Overrides moleculer-web's: every error leaves here in the spec's shape. */
     sendError(this: GatewayService, req: Req, res: Res, err: unknown) {
       if (res.headersSent) return;
       const mapped = toHttpError(err, this.specOf(req));
-      if (mapped.unexpected) {
-        this.logger.error("Unexpected error", { url: req.url, requestID: req.$ctx?.requestID }, err);
-      }
+      const where = { method: req.method, url: req.url, requestID: req.$ctx?.requestID };
+      if (mapped.unexpected) this.logger.error("Unexpected error", where, err);
+      else if (mapped.status >= 500)
+        this.logger.warn(`${mapped.status} ${String(mapped.body.detail)}`, where);
       this.sendJson(res, mapped.status, mapped.body, mapped.headers);
     },
 

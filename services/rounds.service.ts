@@ -36,14 +36,20 @@ const RoundsServiceSchema: ServiceSchema<Record<string, never>, RoundsService> =
   actions: {
     get: {
       params: GetRoundParams,
-      handler(this: RoundsService, ctx: Context<ParamsOf<"rounds.get">, AuthMeta>): Promise<ResultOf<"rounds.get">> {
+      handler(
+        this: RoundsService,
+        ctx: Context<ParamsOf<"rounds.get">, AuthMeta>,
+      ): Promise<ResultOf<"rounds.get">> {
         return getRound(this.deps(ctx), ctx.params.round_id, callerId(ctx));
       },
     },
 
     join: {
       params: JoinRoundParams,
-      handler(this: RoundsService, ctx: Context<ParamsOf<"rounds.join">, AuthMeta>): Promise<ResultOf<"rounds.join">> {
+      handler(
+        this: RoundsService,
+        ctx: Context<ParamsOf<"rounds.join">, AuthMeta>,
+      ): Promise<ResultOf<"rounds.join">> {
         return joinRound(this.deps(ctx), ctx.params.round_id, callerId(ctx), ctx.params.attributes);
       },
     },
@@ -51,7 +57,10 @@ const RoundsServiceSchema: ServiceSchema<Record<string, never>, RoundsService> =
     create: {
       visibility: "public",
       params: CreateRoundParams,
-      async handler(this: RoundsService, ctx: Context<ParamsOf<"rounds.create">>): Promise<ResultOf<"rounds.create">> {
+      async handler(
+        this: RoundsService,
+        ctx: Context<ParamsOf<"rounds.create">>,
+      ): Promise<ResultOf<"rounds.create">> {
         const currency = ctx.params.locations[0]?.city.country.currency ?? this.config.defaultCurrency;
         const doc = await this.repo.create(ctx.params, currency, new Date());
         return { id: doc._id, uniq_id: doc.uniq_id };

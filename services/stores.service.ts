@@ -23,7 +23,10 @@ const StoresServiceSchema: ServiceSchema<Record<string, never>, StoresService> =
       visibility: "public",
       params: GetItemParams,
       cache: { keys: ["id"] },
-      async handler(this: StoresService, ctx: Context<ParamsOf<"stores.item">>): Promise<ResultOf<"stores.item">> {
+      async handler(
+        this: StoresService,
+        ctx: Context<ParamsOf<"stores.item">>,
+      ): Promise<ResultOf<"stores.item">> {
         const item = await this.repo.findItem(ctx.params.id);
         const store = item && (await this.repo.findStore(item.store_id));
         if (!item || !store) throw new NotFoundError("Item not found");
@@ -34,7 +37,10 @@ const StoresServiceSchema: ServiceSchema<Record<string, never>, StoresService> =
     createStore: {
       visibility: "public",
       params: CreateStoreParams,
-      async handler(this: StoresService, ctx: Context<ParamsOf<"stores.createStore">>): Promise<ResultOf<"stores.createStore">> {
+      async handler(
+        this: StoresService,
+        ctx: Context<ParamsOf<"stores.createStore">>,
+      ): Promise<ResultOf<"stores.createStore">> {
         const doc = await this.repo.createStore(ctx.params, this.config.defaultCurrency, new Date());
         return { ...toStoreInfo(doc), manager_ids: doc.manager_ids };
       },
@@ -43,7 +49,10 @@ const StoresServiceSchema: ServiceSchema<Record<string, never>, StoresService> =
     createItem: {
       visibility: "public",
       params: CreateItemParams,
-      async handler(this: StoresService, ctx: Context<ParamsOf<"stores.createItem">>): Promise<ResultOf<"stores.createItem">> {
+      async handler(
+        this: StoresService,
+        ctx: Context<ParamsOf<"stores.createItem">>,
+      ): Promise<ResultOf<"stores.createItem">> {
         const store = await this.repo.findStore(ctx.params.store_id);
         if (!store) throw new NotFoundError("Store not found");
         return toItemInfo(await this.repo.createItem(ctx.params, new Date()), store);

@@ -29,7 +29,10 @@ const UsersServiceSchema: ServiceSchema<Record<string, never>, UsersService> = {
       visibility: "public",
       params: ProfilesParams,
       cache: { keys: ["ids"] },
-      async handler(this: UsersService, ctx: Context<ParamsOf<"users.profiles">>): Promise<ResultOf<"users.profiles">> {
+      async handler(
+        this: UsersService,
+        ctx: Context<ParamsOf<"users.profiles">>,
+      ): Promise<ResultOf<"users.profiles">> {
         const docs = await this.repo.findByIds([...new Set(ctx.params.ids)]);
         return Object.fromEntries(docs.map((d) => [d._id, toProfile(d)]));
       },
@@ -39,7 +42,10 @@ const UsersServiceSchema: ServiceSchema<Record<string, never>, UsersService> = {
       visibility: "public",
       params: StatusParams,
       cache: { keys: ["id"] },
-      async handler(this: UsersService, ctx: Context<ParamsOf<"users.status">>): Promise<ResultOf<"users.status">> {
+      async handler(
+        this: UsersService,
+        ctx: Context<ParamsOf<"users.status">>,
+      ): Promise<ResultOf<"users.status">> {
         const doc = await this.repo.findById(ctx.params.id);
         return { exists: doc !== null, removed: doc ? doc.removed_at !== null : false };
       },
@@ -57,7 +63,10 @@ const UsersServiceSchema: ServiceSchema<Record<string, never>, UsersService> = {
     create: {
       visibility: "public",
       params: CreateUserParams,
-      async handler(this: UsersService, ctx: Context<ParamsOf<"users.create">>): Promise<ResultOf<"users.create">> {
+      async handler(
+        this: UsersService,
+        ctx: Context<ParamsOf<"users.create">>,
+      ): Promise<ResultOf<"users.create">> {
         const doc = await this.repo.create(ctx.params, new Date());
         if (!doc) throw new ConflictError("A user with this id or phone already exists");
         await cleanCache(this, `users.status:${doc._id}`, "users.profiles:**");
@@ -68,11 +77,17 @@ const UsersServiceSchema: ServiceSchema<Record<string, never>, UsersService> = {
     remove: {
       visibility: "public",
       params: RemoveUserParams,
-      async handler(this: UsersService, ctx: Context<ParamsOf<"users.remove">>): Promise<ResultOf<"users.remove">> {
+      async handler(
+        this: UsersService,
+        ctx: Context<ParamsOf<"users.remove">>,
+      ): Promise<ResultOf<"users.remove">> {
         const doc = await this.repo.markRemoved(ctx.params.id, new Date());
         if (!doc) throw new NotFoundError("User not found");
         await cleanCache(this, `users.status:${doc._id}`, "users.profiles:**");
-        const event: UserRemovedEvent = { user_id: doc._id, removed_at: (doc.removed_at as Date).toISOString() };
+        const event: UserRemovedEvent = {
+          user_id: doc._id,
+          removed_at: (doc.removed_at as Date).toISOString(),
+        };
         await ctx.emit(Events.userRemoved, event);
         return toProfile(doc);
       },
@@ -94,7 +109,10 @@ const UsersServiceSchema: ServiceSchema<Record<string, never>, UsersService> = {
     addFriends: {
       visibility: "public",
       params: AddFriendsParams,
-      async handler(this: UsersService, ctx: Context<ParamsOf<"users.addFriends">>): Promise<ResultOf<"users.addFriends">> {
+      async handler(
+        this: UsersService,
+        ctx: Context<ParamsOf<"users.addFriends">>,
+      ): Promise<ResultOf<"users.addFriends">> {
         const { a, b } = ctx.params;
         const [userA, userB] = await Promise.all([this.repo.findById(a), this.repo.findById(b)]);
         if (!userA || !userB) throw new NotFoundError("User not found");

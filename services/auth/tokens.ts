@@ -35,7 +35,11 @@ export function signAccessToken(
  * Verifies signature, algorithm, issuer and (unless told not to) expiry. Any failure is a
  * TokenInvalidError carrying jsonwebtoken's own message ("jwt expired", "invalid signature", …).
  */
-export function verifyAccessToken(token: string, config: TokenConfig, opts: { ignoreExpiration?: boolean } = {}): AccessClaims {
+export function verifyAccessToken(
+  token: string,
+  config: TokenConfig,
+  opts: { ignoreExpiration?: boolean } = {},
+): AccessClaims {
   let payload: string | jwt.JwtPayload;
   try {
     payload = jwt.verify(token, config.jwtSecret, {

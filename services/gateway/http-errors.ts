@@ -70,5 +70,8 @@ export function toHttpError(err: unknown, spec?: RouteSpec): HttpError {
     case "QUEUE_FULL":
       return detail(503, "Service Unavailable", { "Retry-After": "1" });
   }
+  // Infrastructure errors without a known type (moleculer-web's ServiceUnavailableError has none).
+  if (code === 503) return detail(503, "Service Unavailable", { "Retry-After": "1" });
+  if (code === 504) return detail(504, "Gateway Timeout");
   return { ...detail(500, "Internal Server Error"), unexpected: true };
 }

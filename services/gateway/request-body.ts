@@ -46,7 +46,9 @@ function jsonError(err: Error): RequestValidationError {
 export function parseJsonBody(raw: Buffer, kind: BodyKind): Record<string, unknown> {
   const text = raw.toString("utf8");
   if (text.trim() === "") {
-    throw new RequestValidationError([{ type: "missing", loc: ["body"], msg: "Field required", input: null }]);
+    throw new RequestValidationError([
+      { type: "missing", loc: ["body"], msg: "Field required", input: null },
+    ]);
   }
   let value: unknown;
   try {

@@ -18,10 +18,28 @@ export interface RouteSpec {
 }
 
 export const routes: RouteSpec[] = [
-  { method: "POST", path: "/rounds/:round_id/join", action: "rounds.join", auth: "bearer", body: "json-object-or-null" },
+  {
+    method: "POST",
+    path: "/rounds/:round_id/join",
+    action: "rounds.join",
+    auth: "bearer",
+    body: "json-object-or-null",
+  },
   { method: "GET", path: "/rounds/:round_id", action: "rounds.get", auth: "bearer", body: "none" },
-  { method: "POST", path: "/auth/refresh-token", action: "auth.refresh", auth: "bearer", body: "json-object" },
-  { method: "POST", path: "/stores/:store_id/events", action: "stores.createEvent", auth: "bearer", body: "multipart" },
+  {
+    method: "POST",
+    path: "/auth/refresh-token",
+    action: "auth.refresh",
+    auth: "bearer",
+    body: "json-object",
+  },
+  {
+    method: "POST",
+    path: "/stores/:store_id/events",
+    action: "stores.createEvent",
+    auth: "bearer",
+    body: "multipart",
+  },
   { method: "GET", path: "/users/friends", action: "users.friends", auth: "bearer", body: "none" },
   { method: "GET", path: "/users/payments", action: "users.payments", auth: "bearer", body: "none" },
   {
@@ -49,7 +67,10 @@ export const pathParamsOf = (spec: RouteSpec): string[] =>
   [...spec.path.matchAll(/:([A-Za-z_]+)/g)].map((m) => m[1]);
 
 /** Where a top-level parameter of the action came from, for the `loc` of a 422. */
-export function originOf(spec: RouteSpec | undefined, param: string | number | undefined): "path" | "query" | "body" {
+export function originOf(
+  spec: RouteSpec | undefined,
+  param: string | number | undefined,
+): "path" | "query" | "body" {
   if (spec && typeof param === "string") {
     if (pathParamsOf(spec).includes(param)) return "path";
     if (spec.query?.includes(param)) return "query";

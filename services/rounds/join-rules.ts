@@ -22,12 +22,22 @@ export function checkAttributes(groups: GroupedAttributeValue[], attributes: unk
     }
     const group = groupOfChoice.get(value);
     if (!group) {
-      issues.push({ type: "value_error", loc, msg: `Value error, ${value} is not a choice of this round's item`, input: value });
+      issues.push({
+        type: "value_error",
+        loc,
+        msg: `Value error, ${value} is not a choice of this round's item`,
+        input: value,
+      });
       return;
     }
     const previous = chosen.get(group.id);
     if (previous !== undefined && previous !== value) {
-      issues.push({ type: "value_error", loc, msg: `Value error, only one choice of '${group.name}' may be given`, input: value });
+      issues.push({
+        type: "value_error",
+        loc,
+        msg: `Value error, only one choice of '${group.name}' may be given`,
+        input: value,
+      });
       return;
     }
     chosen.set(group.id, value);

@@ -41,10 +41,16 @@ export interface RoundSnapshot {
 
 const iso = (d: Date | null): string | null => (d ? new Date(d).toISOString() : null);
 
-export function buildSnapshot(doc: RoundDoc, profiles: Record<string, UserProfile>, item: ItemInfo): RoundSnapshot {
+export function buildSnapshot(
+  doc: RoundDoc,
+  profiles: Record<string, UserProfile>,
+  item: ItemInfo,
+): RoundSnapshot {
   const members = Object.entries(doc.members ?? {})
     .map(([user_id, m]) => ({ user_id, status: m.status, joined_at: new Date(m.joined_at).toISOString() }))
-    .sort((a, b) => (a.joined_at < b.joined_at ? -1 : a.joined_at > b.joined_at ? 1 : a.user_id < b.user_id ? -1 : 1));
+    .sort((a, b) =>
+      a.joined_at < b.joined_at ? -1 : a.joined_at > b.joined_at ? 1 : a.user_id < b.user_id ? -1 : 1,
+    );
   return {
     id: doc._id,
     uniq_id: doc.uniq_id,
@@ -72,6 +78,9 @@ export function buildSnapshot(doc: RoundDoc, profiles: Record<string, UserProfil
 }
 
 /** Ids whose profiles a snapshot needs: the owner and every member. */
-export const profileIdsOf = (doc: RoundDoc): string[] => [...new Set([doc.owner_id, ...Object.keys(doc.members ?? {})])];
+export const profileIdsOf = (doc: RoundDoc): string[] => [
+  ...new Set([doc.owner_id, ...Object.keys(doc.members ?? {})]),
+];
 
-export const isMember = (snap: RoundSnapshot, userId: string): boolean => snap.members.some((m) => m.user_id === userId);
+export const isMember = (snap: RoundSnapshot, userId: string): boolean =>
+  snap.members.some((m) => m.user_id === userId);

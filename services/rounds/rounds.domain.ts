@@ -48,7 +48,12 @@ export async function getRound(deps: RoundsDeps, roundId: string, userId: string
 
 /** Why a conditional join did not apply, read from the round as it is now. */
 function refusal(doc: RoundDoc, now: Date): ConflictError | null {
-  if (isEndedAt({ is_ended: doc.is_ended, end_time: doc.end_time ? new Date(doc.end_time).toISOString() : null }, now)) {
+  if (
+    isEndedAt(
+      { is_ended: doc.is_ended, end_time: doc.end_time ? new Date(doc.end_time).toISOString() : null },
+      now,
+    )
+  ) {
     return new ConflictError("Round has ended");
   }
   if (!doc.is_active) return new ConflictError("Round is not active");
@@ -61,7 +66,12 @@ function refusal(doc: RoundDoc, now: Date): ConflictError | null {
  * the seat count can never pass max_members_count because the membership and the count change in one
  * conditional update.
  */
-export async function joinRound(deps: RoundsDeps, roundId: string, userId: string, attributes: unknown[]): Promise<Round> {
+export async function joinRound(
+  deps: RoundsDeps,
+  roundId: string,
+  userId: string,
+  attributes: unknown[],
+): Promise<Round> {
   let doc = await visibleRound(deps, roundId, userId);
   if (!doc.members?.[userId]) {
     const snap = await deps.snapshotOf(doc);
@@ -75,7 +85,12 @@ export async function joinRound(deps: RoundsDeps, roundId: string, userId: strin
 }
 
 /** The conditional update, retried when the round changed between the read and the write. */
-async function addMember(deps: RoundsDeps, doc: RoundDoc, userId: string, attributes: number[]): Promise<RoundDoc> {
+async function addMember(
+  deps: RoundsDeps,
+  doc: RoundDoc,
+  userId: string,
+  attributes: number[],
+): Promise<RoundDoc> {
   let current = doc;
   for (let attempt = 0; attempt < 5; attempt++) {
     const now = deps.now();

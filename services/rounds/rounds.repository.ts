@@ -84,7 +84,11 @@ export class RoundsRepository {
       rev: 1,
       members,
       favorites: Object.fromEntries(input.favorite_of.map((id) => [id, true as const])),
-      question: { theme: input.question.theme, emoji: input.question.emoji ?? null, category: input.question.category },
+      question: {
+        theme: input.question.theme,
+        emoji: input.question.emoji ?? null,
+        category: input.question.category,
+      },
       certificate: { id: randomUUID(), ...input.certificate },
       locations: input.locations,
       created_at: now,
@@ -95,7 +99,12 @@ export class RoundsRepository {
    * Adds the member in one atomic conditional update. Resolves to the round after the update, or null
    * when any condition failed (the caller reads the round again to say which).
    */
-  addMember(round: Pick<RoundDoc, "_id" | "max_members_count">, userId: string, attributes: number[], now: Date): Promise<RoundDoc | null> {
+  addMember(
+    round: Pick<RoundDoc, "_id" | "max_members_count">,
+    userId: string,
+    attributes: number[],
+    now: Date,
+  ): Promise<RoundDoc | null> {
     return this.rounds.findOneAndUpdate(
       {
         _id: round._id,
@@ -107,7 +116,9 @@ export class RoundsRepository {
         [`members.${userId}`]: { $exists: false },
       },
       {
-        $set: { [`members.${userId}`]: { status: "joined", joined_at: now, attributes } satisfies MemberEntry },
+        $set: {
+          [`members.${userId}`]: { status: "joined", joined_at: now, attributes } satisfies MemberEntry,
+        },
         $inc: { members_count: 1, rev: 1 },
       },
     );

@@ -71,7 +71,11 @@ export class StoresRepository {
 
   /** The next integer id of a sequence; atomic on both engines (upsert with $inc). */
   async nextId(sequence: string): Promise<number> {
-    const doc = await this.counters.findOneAndUpdate({ _id: sequence }, { $inc: { seq: 1 } }, { upsert: true });
+    const doc = await this.counters.findOneAndUpdate(
+      { _id: sequence },
+      { $inc: { seq: 1 } },
+      { upsert: true },
+    );
     if (!doc) throw new Error(`Counter ${sequence} did not advance`);
     return doc.seq;
   }

@@ -84,7 +84,11 @@ export class UsersRepository {
   /** Resolves to false when the friendship already existed. */
   async addFriendship(a: string, b: string, now: Date): Promise<boolean> {
     try {
-      await this.friendships.insertOne({ _id: friendshipId(a, b), users: a < b ? [a, b] : [b, a], created_at: now });
+      await this.friendships.insertOne({
+        _id: friendshipId(a, b),
+        users: a < b ? [a, b] : [b, a],
+        created_at: now,
+      });
       return true;
     } catch (err) {
       if (err instanceof DuplicateKeyError) return false;

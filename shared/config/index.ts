@@ -52,10 +52,20 @@ function entry<T>(env: string, def: string, doc: string, parse: Parser<T>): Entr
 
 /** The schema of the configuration: the README's configuration table is generated from it. */
 export const configSchema = {
-  nodeEnv: entry("NODE_ENV", "development", "development, test or production", oneOf("development", "test", "production")),
+  nodeEnv: entry(
+    "NODE_ENV",
+    "development",
+    "development, test or production",
+    oneOf("development", "test", "production"),
+  ),
   port: entry("PORT", "3000", "HTTP port of the gateway (0 picks a free port)", int(0, 65535)),
   host: entry("HOST", "0.0.0.0", "Address the gateway listens on", str),
-  publicUrl: entry("PUBLIC_URL", "", "Absolute base URL clients use, for links the API returns (empty: relative)", str),
+  publicUrl: entry(
+    "PUBLIC_URL",
+    "",
+    "Absolute base URL clients use, for links the API returns (empty: relative)",
+    str,
+  ),
   services: entry(
     "SERVICES",
     "gateway,auth,users,rounds,stores,settings,notifier",
@@ -64,15 +74,45 @@ export const configSchema = {
   ),
   namespace: entry("NAMESPACE", "", "Moleculer namespace: nodes only see nodes of the same namespace", str),
   nodeId: entry("NODE_ID", "", "Moleculer node id (empty: host name and pid)", str),
-  transporter: entry("TRANSPORTER", "", "Moleculer transporter, e.g. nats://127.0.0.1:4222 (empty: one process, no transport)", str),
-  cacher: entry("CACHER", "Memory", "Moleculer cacher: Memory, or redis://host:port for a cache shared by all nodes", str),
+  transporter: entry(
+    "TRANSPORTER",
+    "",
+    "Moleculer transporter, e.g. nats://127.0.0.1:4222 (empty: one process, no transport)",
+    str,
+  ),
+  cacher: entry(
+    "CACHER",
+    "Memory",
+    "Moleculer cacher: Memory, or redis://host:port for a cache shared by all nodes",
+    str,
+  ),
   cacheTtlSeconds: entry("CACHE_TTL", "60", "Seconds a cached read lives before it is loaded again", int(1)),
-  logLevel: entry("LOG_LEVEL", "info", "fatal, error, warn, info, debug or trace", oneOf("fatal", "error", "warn", "info", "debug", "trace")),
-  logFormat: entry("LOG_FORMAT", "short", "Console log format: short (human) or json", oneOf("short", "json")),
+  logLevel: entry(
+    "LOG_LEVEL",
+    "info",
+    "fatal, error, warn, info, debug or trace",
+    oneOf("fatal", "error", "warn", "info", "debug", "trace"),
+  ),
+  logFormat: entry(
+    "LOG_FORMAT",
+    "short",
+    "Console log format: short (human) or json",
+    oneOf("short", "json"),
+  ),
   dataDir: entry("DATA_DIR", "./data", "Folder of the embedded document store and its demo manifest", str),
   storeInMemory: entry("STORE_IN_MEMORY", "false", "Keep the embedded store in memory only (tests)", bool),
-  mongoUri: entry("MONGO_URI", "", "MongoDB connection string; when set, MongoDB replaces the embedded store", str),
-  seedOnEmpty: entry("SEED_ON_EMPTY", "true", "Seed the demo dataset when the embedded store is empty (never in production)", bool),
+  mongoUri: entry(
+    "MONGO_URI",
+    "",
+    "MongoDB connection string; when set, MongoDB replaces the embedded store",
+    str,
+  ),
+  seedOnEmpty: entry(
+    "SEED_ON_EMPTY",
+    "true",
+    "Seed the demo dataset when the embedded store is empty (never in production)",
+    bool,
+  ),
   jwtSecret: entry(
     "JWT_SECRET",
     "dev-only-secret-change-me-0123456789abcdef",
@@ -80,12 +120,37 @@ export const configSchema = {
     str,
   ),
   jwtAlgorithm: entry("JWT_ALGORITHM", "HS256", "Pinned JWT algorithm", oneOf("HS256", "HS384", "HS512")),
-  jwtIssuer: entry("JWT_ISSUER", "rounds-platform", "iss claim of access tokens, checked on verification", str),
+  jwtIssuer: entry(
+    "JWT_ISSUER",
+    "rounds-platform",
+    "iss claim of access tokens, checked on verification",
+    str,
+  ),
   accessTokenTtlSeconds: entry("ACCESS_TOKEN_TTL", "900", "Lifetime of an access token in seconds", int(30)),
-  refreshTokenTtlSeconds: entry("REFRESH_TOKEN_TTL", "2592000", "Lifetime of a refresh token in seconds", int(60)),
-  defaultCurrency: entry("DEFAULT_CURRENCY", "RUB", "Currency of a round or store without a location country", str),
-  requestBodyLimitBytes: entry("REQUEST_BODY_LIMIT", "1048576", "Largest JSON request body in bytes", int(1024)),
-  requestTimeoutMs: entry("REQUEST_TIMEOUT_MS", "10000", "Timeout of one action call in milliseconds", int(100)),
+  refreshTokenTtlSeconds: entry(
+    "REFRESH_TOKEN_TTL",
+    "2592000",
+    "Lifetime of a refresh token in seconds",
+    int(60),
+  ),
+  defaultCurrency: entry(
+    "DEFAULT_CURRENCY",
+    "RUB",
+    "Currency of a round or store without a location country",
+    str,
+  ),
+  requestBodyLimitBytes: entry(
+    "REQUEST_BODY_LIMIT",
+    "1048576",
+    "Largest JSON request body in bytes",
+    int(1024),
+  ),
+  requestTimeoutMs: entry(
+    "REQUEST_TIMEOUT_MS",
+    "10000",
+    "Timeout of one action call in milliseconds",
+    int(100),
+  ),
 };
 
 type Schema = typeof configSchema;

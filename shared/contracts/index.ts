@@ -3,7 +3,13 @@
  * of a contract breaks the compile of both sides.
  */
 import type { CallingOptions } from "moleculer";
-import type { IssueTokensParams, TokenSet, VerifyApiKeyParams, VerifyTokenParams, VerifyTokenResult } from "./auth";
+import type {
+  IssueTokensParams,
+  TokenSet,
+  VerifyApiKeyParams,
+  VerifyTokenParams,
+  VerifyTokenResult,
+} from "./auth";
 import type { Round } from "./round";
 import type { CreateRoundParams, GetRoundParams, JoinRoundParams } from "./rounds";
 import type { CreateItemParams, CreateStoreParams, GetItemParams, ItemInfo, StoreInfo } from "./stores";

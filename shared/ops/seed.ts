@@ -70,7 +70,12 @@ export async function seed(broker: ServiceBroker, baseUrl: string | null = null)
       user_id: profile.id,
       access_ttl_seconds: DEMO_ACCESS_TTL_SECONDS,
     });
-    return { id: profile.id, username, access_token: tokens.access_token, refresh_token: tokens.refresh_token };
+    return {
+      id: profile.id,
+      username,
+      access_token: tokens.access_token,
+      refresh_token: tokens.refresh_token,
+    };
   };
 
   const alice = await person("alice", "Alice", "Smirnova");
@@ -134,7 +139,9 @@ export async function seed(broker: ServiceBroker, baseUrl: string | null = null)
     name: "Coffee grinder Pro",
     sku: "CG-PRO",
     platform_price: 7490,
-    assets: [{ name: "main", path: "/media/demo/grinder.jpg", type: "image", sort_order: 0, is_primary: true }],
+    assets: [
+      { name: "main", path: "/media/demo/grinder.jpg", type: "image", sort_order: 0, is_primary: true },
+    ],
     short_desc: "Conical burr grinder",
     category: { id: 4, name: "Kitchen" },
     attribute_values: headphoneAttributes.filter((g) => !g.need_to_choose),
@@ -155,7 +162,9 @@ export async function seed(broker: ServiceBroker, baseUrl: string | null = null)
   });
 
   const inDays = (d: number) => new Date(Date.now() + d * 86400_000).toISOString();
-  const round = async (p: Partial<CreateRoundParams> & Pick<CreateRoundParams, "item_id" | "max_members_count">) =>
+  const round = async (
+    p: Partial<CreateRoundParams> & Pick<CreateRoundParams, "item_id" | "max_members_count">,
+  ) =>
     (
       await call(broker, "rounds.create", {
         owner_id: alice.id,
@@ -176,12 +185,36 @@ export async function seed(broker: ServiceBroker, baseUrl: string | null = null)
     ).id;
 
   const rounds: DemoManifest["rounds"] = {
-    open: await round({ item_id: grinder.id, max_members_count: 100, member_ids: [bob.id], favorite_of: [bob.id] }),
-    full: await round({ item_id: mug.id, owner_id: bob.id, max_members_count: 3, member_ids: crowd.slice(0, 3).map((u) => u.id) }),
-    ended: await round({ item_id: mug.id, max_members_count: 10, is_ended: true, start_time: inDays(-10), end_time: inDays(-3) }),
+    open: await round({
+      item_id: grinder.id,
+      max_members_count: 100,
+      member_ids: [bob.id],
+      favorite_of: [bob.id],
+    }),
+    full: await round({
+      item_id: mug.id,
+      owner_id: bob.id,
+      max_members_count: 3,
+      member_ids: crowd.slice(0, 3).map((u) => u.id),
+    }),
+    ended: await round({
+      item_id: mug.id,
+      max_members_count: 10,
+      is_ended: true,
+      start_time: inDays(-10),
+      end_time: inDays(-3),
+    }),
     inactive: await round({ item_id: mug.id, max_members_count: 10, is_active: false }),
-    private: await round({ item_id: mug.id, max_members_count: 10, is_private: true, question: questions[1] }),
-    needs_attributes: { id: await round({ item_id: headphones.id, max_members_count: 50 }), choice_ids: [101, 102, 103] },
+    private: await round({
+      item_id: mug.id,
+      max_members_count: 10,
+      is_private: true,
+      question: questions[1],
+    }),
+    needs_attributes: {
+      id: await round({ item_id: headphones.id, max_members_count: 50 }),
+      choice_ids: [101, 102, 103],
+    },
     small: await round({ item_id: mug.id, max_members_count: 5, entry_fee: "50", question: questions[2] }),
     free: await round({ item_id: mug.id, max_members_count: 20, entry_fee: "0", end_time: null }),
     event: await round({

@@ -30,7 +30,9 @@ export const serviceSchemas: Record<string, AnyServiceSchema> = {
 export function createBroker(config: Config, services: string[] = config.services): ServiceBroker {
   const unknown = services.filter((s) => !(s in serviceSchemas));
   if (unknown.length > 0) {
-    throw new Error(`Unknown service(s) in SERVICES: ${unknown.join(", ")}; known: ${Object.keys(serviceSchemas).join(", ")}`);
+    throw new Error(
+      `Unknown service(s) in SERVICES: ${unknown.join(", ")}; known: ${Object.keys(serviceSchemas).join(", ")}`,
+    );
   }
   const options = brokerOptions(config);
   const broker = new ServiceBroker({

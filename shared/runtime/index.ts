@@ -6,7 +6,8 @@ import { storeOf, type Store } from "../storage";
 export const serviceConfig = (service: Service): Config => configOf(service.broker);
 
 /** The store of the service's process (opened on first use, closed with the broker). */
-export const serviceStore = (service: Service): Promise<Store> => storeOf(service.broker, configOf(service.broker));
+export const serviceStore = (service: Service): Promise<Store> =>
+  storeOf(service.broker, configOf(service.broker));
 
 /** Removes cached entries matching a pattern; a no-op when the broker has no cacher. */
 export async function cleanCache(service: Service, ...patterns: string[]): Promise<void> {

@@ -4,7 +4,15 @@
  * (no mongoose schema casting in between, which would make the two engines disagree).
  */
 import mongoose from "mongoose";
-import { DuplicateKeyError, type Collection, type Filter, type FindOptions, type IndexSpec, type Store, type Update } from "./port";
+import {
+  DuplicateKeyError,
+  type Collection,
+  type Filter,
+  type FindOptions,
+  type IndexSpec,
+  type Store,
+  type Update,
+} from "./port";
 
 type Doc = { _id: string | number };
 type DriverCollection = mongoose.mongo.Collection<mongoose.mongo.Document>;
@@ -55,7 +63,9 @@ class MongoCollection<T extends Doc> implements Collection<T> {
 
   async updateOne(filter: Filter, update: Update, options: { upsert?: boolean } = {}): Promise<number> {
     try {
-      const res = await this.coll.updateOne(filter as never, update as never, { upsert: options.upsert ?? false });
+      const res = await this.coll.updateOne(filter as never, update as never, {
+        upsert: options.upsert ?? false,
+      });
       return res.matchedCount + res.upsertedCount;
     } catch (err) {
       rethrow(err);
@@ -67,7 +77,11 @@ class MongoCollection<T extends Doc> implements Collection<T> {
     return res.matchedCount;
   }
 
-  async findOneAndUpdate(filter: Filter, update: Update, options: { upsert?: boolean } = {}): Promise<T | null> {
+  async findOneAndUpdate(
+    filter: Filter,
+    update: Update,
+    options: { upsert?: boolean } = {},
+  ): Promise<T | null> {
     try {
       const doc = await this.coll.findOneAndUpdate(filter as never, update as never, {
         upsert: options.upsert ?? false,

@@ -7,7 +7,15 @@
 import fs from "node:fs";
 import path from "node:path";
 import Datastore from "@seald-io/nedb";
-import { DuplicateKeyError, type Collection, type Filter, type FindOptions, type IndexSpec, type Store, type Update } from "./port";
+import {
+  DuplicateKeyError,
+  type Collection,
+  type Filter,
+  type FindOptions,
+  type IndexSpec,
+  type Store,
+  type Update,
+} from "./port";
 
 type Doc = { _id: string | number };
 
@@ -56,7 +64,9 @@ class NedbCollection<T extends Doc> implements Collection<T> {
 
   async updateOne(filter: Filter, update: Update, options: { upsert?: boolean } = {}): Promise<number> {
     try {
-      const res = await this.ds.updateAsync(filter as never, update as never, { upsert: options.upsert ?? false });
+      const res = await this.ds.updateAsync(filter as never, update as never, {
+        upsert: options.upsert ?? false,
+      });
       return res.numAffected;
     } catch (err) {
       rethrow(err);
@@ -68,7 +78,11 @@ class NedbCollection<T extends Doc> implements Collection<T> {
     return res.numAffected;
   }
 
-  async findOneAndUpdate(filter: Filter, update: Update, options: { upsert?: boolean } = {}): Promise<T | null> {
+  async findOneAndUpdate(
+    filter: Filter,
+    update: Update,
+    options: { upsert?: boolean } = {},
+  ): Promise<T | null> {
     try {
       const res = await this.ds.updateAsync(filter as never, update as never, {
         upsert: options.upsert ?? false,

@@ -49,7 +49,9 @@ const typeNames: Record<string, [string, string]> = {
 
 const quoteList = (values: unknown[]): string => {
   const quoted = values.map((v) => `'${String(v)}'`);
-  return quoted.length > 1 ? `${quoted.slice(0, -1).join(", ")} or ${quoted[quoted.length - 1]}` : quoted.join("");
+  return quoted.length > 1
+    ? `${quoted.slice(0, -1).join(", ")} or ${quoted[quoted.length - 1]}`
+    : quoted.join("");
 };
 
 /** Translates one ajv error into FastAPI's error entry (type names as pydantic v2 spells them). */
@@ -70,11 +72,21 @@ export function toIssue(err: ErrorObject): ValidationIssue {
     case "const":
       return { type: "literal_error", loc, msg: `Input should be ${quoteList([p.allowedValue])}`, input };
     case "minLength":
-      return { type: "string_too_short", loc, msg: `String should have at least ${p.limit} characters`, input };
+      return {
+        type: "string_too_short",
+        loc,
+        msg: `String should have at least ${p.limit} characters`,
+        input,
+      };
     case "maxLength":
       return { type: "string_too_long", loc, msg: `String should have at most ${p.limit} characters`, input };
     case "minimum":
-      return { type: "greater_than_equal", loc, msg: `Input should be greater than or equal to ${p.limit}`, input };
+      return {
+        type: "greater_than_equal",
+        loc,
+        msg: `Input should be greater than or equal to ${p.limit}`,
+        input,
+      };
     case "exclusiveMinimum":
       return { type: "greater_than", loc, msg: `Input should be greater than ${p.limit}`, input };
     case "maximum":
@@ -86,7 +98,12 @@ export function toIssue(err: ErrorObject): ValidationIssue {
     case "maxItems":
       return { type: "too_long", loc, msg: `List should have at most ${p.limit} items`, input };
     case "pattern":
-      return { type: "string_pattern_mismatch", loc, msg: `String should match pattern '${p.pattern}'`, input };
+      return {
+        type: "string_pattern_mismatch",
+        loc,
+        msg: `String should match pattern '${p.pattern}'`,
+        input,
+      };
     case "additionalProperties":
       return {
         type: "extra_forbidden",

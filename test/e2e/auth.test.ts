@@ -1,0 +1,108 @@
+import jwt from "jsonwebtoken";
+import { api, startSystem, type System } from "../support/system";
+
+let sys: System;
+beforeAll(async () => {
+  sys = await startSystem();
+});
+afterAll(() => sys.stop());
+
+const roundPath = () => `/rounds/${sys.manifest.rounds.open}`;
+
+describe("bearer authentication (spec §5, §7)", () => {
+  it("when no Authorization header is sent, then 401 Not authenticated with WWW-Authenticate: Bearer", async () => {
+    const res = await api(sys, "GET", roundPath());
+    expect(res.status).toBe(401);
+    expect(res.body).toEqual({ detail: "Not authenticated" });
+    expect(res.headers.get("www-authenticate")).toBe("Bearer");
+  });
+
+  it("when the scheme is not Bearer, then 401 Not authenticated", async () => {
+    const res = await api(sys, "GET", roundPath(), {
+      headers: { authorization: `Basic ${sys.manifest.users.alice.access_token}` },
+    });
+    expect(res.status).toBe(401);
+    expect(res.body).toEqual({ detail: "Not authenticated" });
+  });
+
+  it("when the bearer token is empty, then 401 Not authenticated", async () => {
+    const res = await api(sys, "GET", roundPath(), { headers: { authorization: "Bearer " } });
+    expect(res.status).toBe(401);
+    expect(res.body).toEqual({ detail: "Not authenticated" });
+  });
+
+  it("when the token is expired, then 401 Token invalid: jwt expired", async () => {
+    const past = Math.floor(Date.now() / 1000) - 3600;
+    const token = jwt.sign(
+      { sub: sys.manifest.users.alice.id, jti: "t1", iat: past - 60, exp: past },
+      sys.config.jwtSecret,
+      {
+        algorithm: "HS256",
+        issuer: sys.config.jwtIssuer,
+      },
+    );
+    const res = await api(sys, "GET", roundPath(), { token });
+    expect(res.status).toBe(401);
+    expect(res.body).toEqual({ detail: "Token invalid: jwt expired" });
+    expect(res.headers.get("www-authenticate")).toBe("Bearer");
+  });
+
+  it("when the signature does not match, then 401 Token invalid: invalid signature", async () => {
+    const token = jwt.sign(
+      { sub: sys.manifest.users.alice.id, jti: "t2" },
+      "another-secret-of-at-least-32-characters!!",
+      {
+        algorithm: "HS256",
+        issuer: sys.config.jwtIssuer,
+        expiresIn: 600,
+      },
+    );
+    const res = await api(sys, "GET", roundPath(), { token });
+    expect(res.status).toBe(401);
+    expect(res.body).toEqual({ detail: "Token invalid: invalid signature" });
+  });
+
+  it("when the token is not a JWT, then 401 Token invalid: jwt malformed", async () => {
+    const res = await api(sys, "GET", roundPath(), { token: "not-a-token" });
+    expect(res.status).toBe(401);
+    expect(res.body).toEqual({ detail: "Token invalid: jwt malformed" });
+  });
+
+  it("when the token uses another algorithm than the pinned one, then 401 Token invalid", async () => {
+    const token = jwt.sign({ sub: sys.manifest.users.alice.id, jti: "t3" }, sys.config.jwtSecret, {
+      algorithm: "HS512",
+      issuer: sys.config.jwtIssuer,
+      expiresIn: 600,
+    });
+    const res = await api(sys, "GET", roundPath(), { token });
+    expect(res.status).toBe(401);
+    expect(res.body).toEqual({ detail: "Token invalid: invalid algorithm" });
+  });
+
+  it("when the token is absurdly long, then 401 Token invalid rather than a validation error", async () => {
+    const res = await api(sys, "GET", roundPath(), { token: "a".repeat(10_000) });
+    expect(res.status).toBe(401);
+    expect((res.body as any).detail).toMatch(/^Token invalid: /);
+  });
+
+  it("when the token's user was removed, then 401 User removed", async () => {
+    const res = await api(sys, "GET", roundPath(), { token: sys.manifest.users.removed.access_token });
+    expect(res.status).toBe(401);
+    expect(res.body).toEqual({ detail: "User removed" });
+  });
+
+  it("when an unauthenticated join carries a malformed body, then 401 comes before 422", async () => {
+    const res = await api(sys, "POST", `${roundPath()}/join`, { raw: "{not json" });
+    expect(res.status).toBe(401);
+    expect(res.body).toEqual({ detail: "Not authenticated" });
+  });
+
+  it("when a join with an invalid token carries a bad body, then 401 Token invalid", async () => {
+    const res = await api(sys, "POST", `${roundPath()}/join`, {
+      token: "x.y.z",
+      json: { attributes: "nope" },
+    });
+    expect(res.status).toBe(401);
+    expect((res.body as any).detail).toMatch(/^Token invalid: /);
+  });
+});

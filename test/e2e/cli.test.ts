@@ -1,0 +1,135 @@
+/**
+ * The operator's path: `ctl seed`, `ctl token`, and `start` on an empty DATA_DIR, as real processes on a
+ * real embedded store (files under a temporary DATA_DIR).
+ */
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+
+const root = path.resolve(__dirname, "../..");
+const tsNode = ["-r", "@swc-node/register"];
+
+function env(dataDir: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const base = { ...process.env };
+  for (const k of ["TRANSPORTER", "CACHER", "MONGO_URI", "SERVICES", "PORT"]) delete base[k];
+  return { ...base, DATA_DIR: dataDir, NODE_ENV: "development", LOG_LEVEL: "warn", ...extra };
+}
+
+function ctl(dataDir: string, ...args: string[]) {
+  return spawnSync(process.execPath, [...tsNode, "bin/ctl.ts", ...args], {
+    cwd: root,
+    env: env(dataDir),
+    encoding: "utf8",
+    timeout: 60_000,
+  });
+}
+
+const tmpDirs: string[] = [];
+const tmp = () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "rounds-cli-"));
+  tmpDirs.push(dir);
+  return dir;
+};
+afterAll(() => tmpDirs.forEach((d) => fs.rmSync(d, { recursive: true, force: true })));
+
+describe("ctl seed and token", () => {
+  const dataDir = tmp();
+  let manifest: any;
+
+  it("when seeding an empty store, then stdout is one JSON manifest with every fixture", () => {
+    const res = ctl(dataDir, "seed");
+    expect(res.status).toBe(0);
+    manifest = JSON.parse(res.stdout);
+    for (const name of ["alice", "bob", "carol", "removed"]) {
+      expect(manifest.users[name]).toEqual({
+        id: expect.any(String),
+        username: expect.any(String),
+        access_token: expect.any(String),
+        refresh_token: expect.any(String),
+      });
+    }
+    expect(manifest.users.crowd.length).toBeGreaterThanOrEqual(30);
+    for (const name of ["open", "full", "ended", "private", "small"])
+      expect(typeof manifest.rounds[name]).toBe("string");
+    expect(manifest.rounds.needs_attributes).toEqual({
+      id: expect.any(String),
+      choice_ids: expect.arrayContaining([expect.any(Number)]),
+    });
+    expect(typeof manifest.stores.alice_store).toBe("number");
+    expect(manifest.api_keys).toEqual({ app: expect.any(String), notifications: expect.any(String) });
+    expect(JSON.parse(fs.readFileSync(path.join(dataDir, "demo-manifest.json"), "utf8"))).toEqual(manifest);
+  });
+
+  it("when seeding again without --reset, then it refuses clearly and keeps the data", () => {
+    const res = ctl(dataDir, "seed");
+    expect(res.status).toBe(1);
+    expect(res.stderr).toMatch(/--reset/);
+    const token = ctl(dataDir, "token", manifest.users.alice.id);
+    expect(token.status).toBe(0);
+  });
+
+  it("when asked for a token, then it prints a token set for that user", () => {
+    const res = ctl(dataDir, "token", manifest.users.bob.id);
+    expect(res.status).toBe(0);
+    const set = JSON.parse(res.stdout);
+    expect(set).toEqual({
+      access_token: expect.any(String),
+      expires_at: expect.any(Number),
+      refresh_token: expect.any(String),
+      refresh_token_expires_at: expect.any(Number),
+      token_type: "Bearer",
+    });
+    expect(set.expires_at).toBeGreaterThan(Date.now() / 1000);
+  });
+
+  it("when asked for a token of an unknown user, then it fails with a message", () => {
+    const res = ctl(dataDir, "token", "no-such-user");
+    expect(res.status).toBe(1);
+    expect(res.stderr).toMatch(/User not found/);
+  });
+
+  it("when seeding with --reset, then the store starts over with new ids", () => {
+    const res = ctl(dataDir, "seed", "--reset");
+    expect(res.status).toBe(0);
+    expect(JSON.parse(res.stdout).users.alice.id).not.toBe(manifest.users.alice.id);
+  });
+});
+
+describe("start on an empty DATA_DIR", () => {
+  let child: ChildProcess | undefined;
+  afterEach(() => {
+    if (child && child.exitCode === null) child.kill("SIGKILL");
+  });
+
+  it("when started, then it seeds, writes the manifest, prints URL and curl, and serves the rounds", async () => {
+    const dataDir = tmp();
+    child = spawn(process.execPath, [...tsNode, "bin/start.ts"], {
+      cwd: root,
+      env: env(dataDir, { PORT: "0" }),
+    });
+    let out = "";
+    child.stdout!.on("data", (d) => (out += d));
+    const deadline = Date.now() + 30_000;
+    while (!/curl -s/.test(out) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    const url = /API:\s+(\S+)/.exec(out)?.[1];
+    expect(url).toMatch(/^http:\/\/localhost:\d+$/);
+    expect(out).toContain(path.join(dataDir, "demo-manifest.json"));
+
+    const manifest = JSON.parse(fs.readFileSync(path.join(dataDir, "demo-manifest.json"), "utf8"));
+    const res = await fetch(`${url}/rounds/${manifest.rounds.open}`, {
+      headers: { authorization: `Bearer ${manifest.users.alice.access_token}` },
+    });
+    expect(res.status).toBe(200);
+    expect((await res.json()).id).toBe(manifest.rounds.open);
+
+    // While the server holds DATA_DIR, the CLI refuses to open it (single-process embedded store).
+    const clash = ctl(dataDir, "token", manifest.users.alice.id);
+    expect(clash.status).toBe(1);
+    expect(clash.stderr).toMatch(/in use by process/);
+
+    child.kill("SIGTERM");
+    await new Promise((r) => child!.once("exit", r));
+    expect(fs.existsSync(path.join(dataDir, "db", ".lock"))).toBe(false);
+  }, 60_000);
+});

@@ -1,0 +1,177 @@
+import { Round } from "../../shared/contracts/round";
+import { check } from "../../shared/validation";
+import { api, startSystem, type System } from "../support/system";
+
+let sys: System;
+beforeAll(async () => {
+  sys = await startSystem();
+});
+afterAll(() => sys.stop());
+
+const get = (roundId: string, token: string) => api(sys, "GET", `/rounds/${roundId}`, { token });
+
+/** Every key of the spec's Round tables, required or not: responses always carry them all. */
+const roundKeys = [
+  "id",
+  "uniq_id",
+  "status",
+  "entry_fee",
+  "is_active",
+  "is_private",
+  "is_ended",
+  "is_event",
+  "start_time",
+  "end_time",
+  "owner",
+  "members_count",
+  "max_members_count",
+  "variant",
+  "item",
+  "participant_statuses",
+  "in_favorites",
+  "question",
+  "certificate",
+  "locations",
+  "seconds_to_end",
+  "format_entry_fee",
+  "format_status",
+];
+
+describe("GET /rounds/{round_id}", () => {
+  it("when the round exists, then 200 with every key of the spec and types matching the Round schema", async () => {
+    const res = await get(sys.manifest.rounds.open, sys.manifest.users.alice.access_token);
+    expect(res.status).toBe(200);
+    expect(Object.keys(res.body).sort()).toEqual([...roundKeys].sort());
+    expect(check(Round, res.body)).toBe(true);
+    expect(Object.keys(res.body.owner).sort()).toEqual(["avatar_url", "first_name", "id", "last_name"]);
+    expect(res.body.item.store.seller_type).toBe("store");
+    expect(res.body.item.format_price).toBe("7490.00 RUB");
+    expect(res.body.format_entry_fee).toBe("150.00 RUB");
+    expect(res.body.status).toBe("open");
+    expect(res.body.format_status).toBe("Open: 99 of 100 seats left");
+    expect(res.body.seconds_to_end).toBeGreaterThan(0);
+  });
+
+  it("when a key is nullable and empty, then it is present as null", async () => {
+    const res = await get(sys.manifest.rounds.free, sys.manifest.users.alice.access_token);
+    expect(res.status).toBe(200);
+    expect(res.body.end_time).toBeNull();
+    expect(res.body.seconds_to_end).toBe(0);
+    expect(res.body.format_entry_fee).toBe("Free");
+    expect(res.body.item.sku).toBeNull();
+    expect(res.body.item.store.logo_url).toBeNull();
+    expect(res.body.item.store.seller_type).toBe("blogger");
+  });
+
+  it("when a member has no last name, then the participant entry keeps last_name as null", async () => {
+    const carol = sys.manifest.users.carol;
+    const join = await api(sys, "POST", `/rounds/${sys.manifest.rounds.free}/join`, {
+      token: carol.access_token,
+      json: null,
+    });
+    expect(join.status).toBe(200);
+    const entry = join.body.participant_statuses.find((p: any) => p.user.id === carol.id);
+    expect(entry.user).toEqual(
+      expect.objectContaining({ last_name: null, first_name: "Carol", username: "carol" }),
+    );
+    expect(Object.keys(entry.user).sort()).toEqual([
+      "avatar_url",
+      "first_name",
+      "id",
+      "last_name",
+      "phone",
+      "username",
+    ]);
+  });
+
+  it("when the round is unknown, then 404 Round not found", async () => {
+    const res = await get("no-such-round", sys.manifest.users.alice.access_token);
+    expect(res.status).toBe(404);
+    expect(res.body).toEqual({ detail: "Round not found" });
+  });
+
+  it("when the round has ended by flag, then is_ended is true and status ended", async () => {
+    const res = await get(sys.manifest.rounds.ended, sys.manifest.users.alice.access_token);
+    expect(res.body).toEqual(
+      expect.objectContaining({ is_ended: true, status: "ended", format_status: "Ended", seconds_to_end: 0 }),
+    );
+  });
+
+  it("when the round is full, then status full", async () => {
+    const res = await get(sys.manifest.rounds.full, sys.manifest.users.alice.access_token);
+    expect(res.body).toEqual(
+      expect.objectContaining({
+        status: "full",
+        members_count: 3,
+        max_members_count: 3,
+        format_status: "Full",
+      }),
+    );
+  });
+
+  it("when read by a member who favourited it, then in_favorites is true, and false for another caller", async () => {
+    const bobView = await get(sys.manifest.rounds.open, sys.manifest.users.bob.access_token);
+    const aliceView = await get(sys.manifest.rounds.open, sys.manifest.users.alice.access_token);
+    expect(bobView.body.in_favorites).toBe(true);
+    expect(aliceView.body.in_favorites).toBe(false);
+  });
+
+  it("when read by the owner, then phones are in clear; by another user, then other members' phones are masked", async () => {
+    const { bob, carol } = sys.manifest.users;
+    const owner = await get(sys.manifest.rounds.open, sys.manifest.users.alice.access_token);
+    const stranger = await get(sys.manifest.rounds.open, carol.access_token);
+    const self = await get(sys.manifest.rounds.open, bob.access_token);
+    const phoneOf = (res: any) =>
+      res.body.participant_statuses.find((p: any) => p.user.id === bob.id).user.phone;
+    expect(phoneOf(owner)).toBe("+79000000002");
+    expect(phoneOf(self)).toBe("+79000000002");
+    expect(phoneOf(stranger)).toBe("+7******0002");
+  });
+
+  it("when read twice a second apart, then seconds_to_end counts down although the round is cached", async () => {
+    const token = sys.manifest.users.alice.access_token;
+    const first = await get(sys.manifest.rounds.open, token);
+    await new Promise((r) => setTimeout(r, 1100));
+    const second = await get(sys.manifest.rounds.open, token);
+    expect(second.body.seconds_to_end).toBeLessThan(first.body.seconds_to_end);
+  });
+});
+
+describe("private rounds", () => {
+  const priv = () => sys.manifest.rounds.private;
+
+  it("when read by the owner, then 200", async () => {
+    const res = await get(priv(), sys.manifest.users.alice.access_token);
+    expect(res.status).toBe(200);
+    expect(res.body.is_private).toBe(true);
+  });
+
+  it("when read by the owner's friend, then 200", async () => {
+    expect((await get(priv(), sys.manifest.users.bob.access_token)).status).toBe(200);
+  });
+
+  it("when read by anyone else, then 404 exactly as for an unknown round", async () => {
+    const res = await get(priv(), sys.manifest.users.carol.access_token);
+    expect(res.status).toBe(404);
+    expect(res.body).toEqual({ detail: "Round not found" });
+  });
+
+  it("when joined by anyone else, then 404 and no membership", async () => {
+    const res = await api(sys, "POST", `/rounds/${priv()}/join`, {
+      token: sys.manifest.users.carol.access_token,
+      json: {},
+    });
+    expect(res.status).toBe(404);
+    const owner = await get(priv(), sys.manifest.users.alice.access_token);
+    expect(owner.body.members_count).toBe(0);
+  });
+
+  it("when joined by the owner's friend, then the friend becomes a member", async () => {
+    const res = await api(sys, "POST", `/rounds/${priv()}/join`, {
+      token: sys.manifest.users.bob.access_token,
+      json: null,
+    });
+    expect(res.status).toBe(200);
+    expect(res.body.participant_statuses.map((p: any) => p.user.id)).toEqual([sys.manifest.users.bob.id]);
+  });
+});

@@ -1,0 +1,108 @@
+/**
+ * Starts the whole system in this process (embedded mode, in-memory store, gateway on a free port),
+ * seeds the demo dataset and gives tests an HTTP client.
+ */
+import type { AddressInfo } from "node:net";
+import type { Server } from "node:http";
+import type { ServiceBroker, ServiceSchema } from "moleculer";
+import { loadConfig, type Config } from "../../shared/config";
+import { call } from "../../shared/contracts";
+import { seed, type DemoManifest, type ManifestUser } from "../../shared/ops/seed";
+import { createBroker } from "../../shared/runtime/broker";
+
+export interface System {
+  broker: ServiceBroker;
+  config: Config;
+  baseUrl: string;
+  manifest: DemoManifest;
+  stop(): Promise<void>;
+}
+
+export interface StartOptions {
+  env?: Record<string, string>;
+  /** Services to run (default: all). */
+  services?: string[];
+  /** Extra services, e.g. a faulty stand-in or an event probe. */
+  extra?: ServiceSchema[];
+}
+
+export const testEnv = (extra: Record<string, string> = {}): Record<string, string> => ({
+  NODE_ENV: "test",
+  PORT: "0",
+  HOST: "127.0.0.1",
+  STORE_IN_MEMORY: "true",
+  LOG_LEVEL: "error",
+  ...extra,
+});
+
+export async function startSystem(opts: StartOptions = {}): Promise<System> {
+  const config = loadConfig(testEnv(opts.env));
+  const broker = createBroker(config, opts.services);
+  for (const schema of opts.extra ?? []) broker.createService(schema);
+  await broker.start();
+  const gateway = broker.getLocalService("gateway") as unknown as { server: Server };
+  const baseUrl = `http://127.0.0.1:${(gateway.server.address() as AddressInfo).port}`;
+  const manifest = await seed(broker, baseUrl);
+  return { broker, config, baseUrl, manifest, stop: () => broker.stop() };
+}
+
+let counter = 0;
+
+/** A fresh user with a token set, for tests that need many distinct users. */
+export async function newUser(broker: ServiceBroker, prefix = "user"): Promise<ManifestUser> {
+  counter += 1;
+  const username = `${prefix}_${process.pid}_${counter}_${Math.random().toString(36).slice(2, 8)}`;
+  const phone = `+1${String(Date.now()).slice(-6)}${String(counter).padStart(5, "0")}`;
+  const profile = await call(broker, "users.create", {
+    phone,
+    username,
+    first_name: prefix,
+    last_name: null,
+  });
+  const tokens = await call(broker, "auth.issueTokens", { user_id: profile.id });
+  return { id: profile.id, username, access_token: tokens.access_token, refresh_token: tokens.refresh_token };
+}
+
+export interface ApiResponse<T = unknown> {
+  status: number;
+  headers: Headers;
+  body: T;
+  text: string;
+}
+
+export interface RequestOptions {
+  token?: string;
+  apiKey?: string;
+  json?: unknown;
+  /** A body sent as is (e.g. malformed JSON). */
+  raw?: string;
+  headers?: Record<string, string>;
+}
+
+export async function api<T = any>(
+  system: { baseUrl: string },
+  method: string,
+  path: string,
+  opts: RequestOptions = {},
+): Promise<ApiResponse<T>> {
+  const headers: Record<string, string> = { ...opts.headers };
+  if (opts.token !== undefined) headers.authorization = `Bearer ${opts.token}`;
+  if (opts.apiKey !== undefined) headers["x-api-key"] = opts.apiKey;
+  let body: string | undefined;
+  if (opts.json !== undefined) {
+    body = JSON.stringify(opts.json);
+    headers["content-type"] = "application/json";
+  } else if (opts.raw !== undefined) {
+    body = opts.raw;
+    headers["content-type"] ??= "application/json";
+  }
+  const res = await fetch(`${system.baseUrl}${path}`, { method, headers, body });
+  const text = await res.text();
+  let parsed: unknown = text;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    // not JSON: tests that care assert on `text`
+  }
+  return { status: res.status, headers: res.headers, body: parsed as T, text };
+}
