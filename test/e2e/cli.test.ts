@@ -121,7 +121,7 @@ describe("start on an empty DATA_DIR", () => {
       headers: { authorization: `Bearer ${manifest.users.alice.access_token}` },
     });
     expect(res.status).toBe(200);
-    expect((await res.json()).id).toBe(manifest.rounds.open);
+    expect(((await res.json()) as { id: string }).id).toBe(manifest.rounds.open);
 
     // While the server holds DATA_DIR, the CLI refuses to open it (single-process embedded store).
     const clash = ctl(dataDir, "token", manifest.users.alice.id);
