@@ -2,7 +2,8 @@
 // exit, since jest's summary is written after the reporters' onRunComplete), so a CI log ends on a count.
 class SummaryReporter {
   onRunComplete(_contexts, results) {
-    const { numPassedTests, numFailedTests, numPendingTests, numTodoTests, numRuntimeErrorTestSuites } = results;
+    const { numPassedTests, numFailedTests, numPendingTests, numTodoTests, numRuntimeErrorTestSuites } =
+      results;
     const failed = numFailedTests + numRuntimeErrorTestSuites;
     const line = `tests: ${numPassedTests} passed, ${failed} failed, ${numPendingTests + numTodoTests} skipped\n`;
     process.once("exit", () => process.stderr.write(line));
