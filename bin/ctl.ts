@@ -11,6 +11,7 @@ import type { ServiceBroker } from "moleculer";
 import { isEmbedded, loadConfig, type Config } from "../shared/config";
 import { call } from "../shared/contracts";
 import { dbDir, writeManifest } from "../shared/ops/embedded";
+import { acquireLock, releaseLock } from "../shared/storage/nedb";
 import { seed } from "../shared/ops/seed";
 import { createBroker } from "../shared/runtime/broker";
 
@@ -24,7 +25,14 @@ async function resetStore(config: Config): Promise<void> {
     await conn.dropDatabase();
     await conn.close();
   } else {
-    fs.rmSync(dbDir(config), { recursive: true, force: true });
+    // Take the folder first: a running server holds it, and its files must not vanish under it.
+    const dir = dbDir(config);
+    acquireLock(dir);
+    try {
+      for (const f of fs.readdirSync(dir)) if (f.endsWith(".db")) fs.rmSync(`${dir}/${f}`, { force: true });
+    } finally {
+      releaseLock(dir);
+    }
   }
 }
 

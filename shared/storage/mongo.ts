@@ -73,8 +73,12 @@ class MongoCollection<T extends Doc> implements Collection<T> {
   }
 
   async updateMany(filter: Filter, update: Update): Promise<number> {
-    const res = await this.coll.updateMany(filter as never, update as never);
-    return res.matchedCount;
+    try {
+      const res = await this.coll.updateMany(filter as never, update as never);
+      return res.matchedCount;
+    } catch (err) {
+      rethrow(err);
+    }
   }
 
   async findOneAndUpdate(

@@ -58,8 +58,9 @@ class NedbCollection<T extends Doc> implements Collection<T> {
     return (await cursor) as T[];
   }
 
-  count(filter: Filter): Promise<number> {
-    return this.ds.countAsync(filter as never) as unknown as Promise<number>;
+  async count(filter: Filter): Promise<number> {
+    // countAsync returns a lazy cursor; awaiting it here runs the query exactly once.
+    return (await this.ds.countAsync(filter as never)) as number;
   }
 
   async updateOne(filter: Filter, update: Update, options: { upsert?: boolean } = {}): Promise<number> {
@@ -74,8 +75,12 @@ class NedbCollection<T extends Doc> implements Collection<T> {
   }
 
   async updateMany(filter: Filter, update: Update): Promise<number> {
-    const res = await this.ds.updateAsync(filter as never, update as never, { multi: true });
-    return res.numAffected;
+    try {
+      const res = await this.ds.updateAsync(filter as never, update as never, { multi: true });
+      return res.numAffected;
+    } catch (err) {
+      rethrow(err);
+    }
   }
 
   async findOneAndUpdate(
@@ -121,41 +126,61 @@ const pidAlive = (pid: number): boolean => {
   }
 };
 
-/** Takes DATA_DIR for this process; a stale lock of a dead process is taken over. */
-function acquireLock(dir: string): string {
-  const lockPath = path.join(dir, ".lock");
-  for (let attempt = 0; attempt < 2; attempt++) {
+/** Folders this process holds, with how many stores hold each (a lock is released with the last). */
+const held = new Map<string, number>();
+
+const lockFile = (dir: string): string => path.join(dir, ".lock");
+
+/**
+ * Takes the folder for this process. A lock of a live other process refuses; a stale lock of a dead
+ * process is taken over (re-read just before removal, so a fresh lock of a racing process survives).
+ */
+export function acquireLock(dir: string): void {
+  const count = held.get(dir) ?? 0;
+  if (count > 0) {
+    held.set(dir, count + 1);
+    return;
+  }
+  fs.mkdirSync(dir, { recursive: true });
+  const file = lockFile(dir);
+  for (let attempt = 0; attempt < 3; attempt++) {
     try {
-      fs.writeFileSync(lockPath, String(process.pid), { flag: "wx" });
-      return lockPath;
+      fs.writeFileSync(file, String(process.pid), { flag: "wx" });
+      held.set(dir, 1);
+      return;
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
-      const owner = Number(fs.readFileSync(lockPath, "utf8"));
-      if (owner === process.pid) return lockPath;
-      if (Number.isInteger(owner) && owner > 0 && pidAlive(owner)) {
-        throw new Error(
-          `The embedded store in ${dir} is in use by process ${owner}; stop it first (the embedded store is single-process).`,
-        );
-      }
-      fs.rmSync(lockPath, { force: true });
     }
+    const content = fs.readFileSync(file, "utf8");
+    const owner = Number(content);
+    if (Number.isInteger(owner) && owner > 0 && owner !== process.pid && pidAlive(owner)) {
+      throw new Error(
+        `The embedded store in ${dir} is in use by process ${owner}; stop it first (the embedded store is single-process).`,
+      );
+    }
+    if (fs.existsSync(file) && fs.readFileSync(file, "utf8") === content) fs.rmSync(file, { force: true });
   }
   throw new Error(`Could not lock ${dir}`);
+}
+
+export function releaseLock(dir: string): void {
+  const count = held.get(dir) ?? 0;
+  if (count > 1) {
+    held.set(dir, count - 1);
+    return;
+  }
+  held.delete(dir);
+  const file = lockFile(dir);
+  if (fs.existsSync(file) && fs.readFileSync(file, "utf8") === String(process.pid)) fs.rmSync(file, { force: true });
 }
 
 export class NedbStore implements Store {
   readonly engine = "nedb" as const;
   private readonly collections = new Map<string, NedbCollection<Doc>>();
-  private readonly lockPath: string | null;
 
   /** `dir` null keeps every collection in memory. */
   constructor(private readonly dir: string | null) {
-    if (dir) {
-      fs.mkdirSync(dir, { recursive: true });
-      this.lockPath = acquireLock(dir);
-    } else {
-      this.lockPath = null;
-    }
+    if (dir) acquireLock(dir);
   }
 
   collection<T extends Doc>(name: string): Collection<T> {
@@ -178,6 +203,6 @@ export class NedbStore implements Store {
       await Promise.all([...this.collections.values()].map((c) => c.compact().catch(() => undefined)));
     }
     this.collections.clear();
-    if (this.lockPath) fs.rmSync(this.lockPath, { force: true });
+    if (this.dir) releaseLock(this.dir);
   }
 }

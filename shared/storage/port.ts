@@ -2,9 +2,14 @@
  * The storage port. Repositories are written once against it, in MongoDB filter and update documents;
  * two engines implement it: MongoDB through mongoose (mongo.ts) and the embedded @seald-io/nedb (nedb.ts).
  * Only the operators both engines treat alike belong in repositories; the storage contract suite
- * (test/storage) is the proof. Known gaps: NeDB has no `$expr`, and `$ne`/`$nin` on an array field mean
- * "some element differs" in NeDB but "no element equals" in MongoDB, so membership is modelled as a map
- * keyed by id and tested with `$exists`.
+ * (test/storage) is the proof. Known gaps, which repositories must stay clear of:
+ * - NeDB has no `$expr`, and no multi-process access (see nedb.ts).
+ * - `$ne`/`$nin` on an array field mean "some element differs" in NeDB but "no element equals" in
+ *   MongoDB, so membership is modelled as a map keyed by id and tested with `$exists`.
+ * - `$lt`/`$lte` on a Date also match a stored null in NeDB (null sorts first), not in MongoDB: add
+ *   `$ne: null` to such ranges.
+ * - `{field: null}` matches a missing field in MongoDB but not in NeDB: always write such fields.
+ * - A duplicate in `insertMany` writes nothing in NeDB but keeps the earlier documents in MongoDB.
  */
 export type Filter = Record<string, unknown>;
 export type Update = Record<string, unknown>;

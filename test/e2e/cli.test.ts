@@ -127,6 +127,13 @@ describe("start on an empty DATA_DIR", () => {
     const clash = ctl(dataDir, "token", manifest.users.alice.id);
     expect(clash.status).toBe(1);
     expect(clash.stderr).toMatch(/in use by process/);
+    const reset = ctl(dataDir, "seed", "--reset");
+    expect(reset.status).toBe(1);
+    expect(reset.stderr).toMatch(/in use by process/);
+    const still = await fetch(`${url}/rounds/${manifest.rounds.open}`, {
+      headers: { authorization: `Bearer ${manifest.users.alice.access_token}` },
+    });
+    expect(still.status).toBe(200);
 
     child.kill("SIGTERM");
     await new Promise((r) => child!.once("exit", r));

@@ -6,6 +6,8 @@ import type { AddressInfo } from "node:net";
 import type { Server } from "node:http";
 import type { ServiceBroker, ServiceSchema } from "moleculer";
 import { loadConfig, type Config } from "../../shared/config";
+import { ErrorBody, ValidationErrorBody } from "../../shared/contracts/http";
+import { check } from "../../shared/validation";
 import { call } from "../../shared/contracts";
 import { seed, type DemoManifest, type ManifestUser } from "../../shared/ops/seed";
 import { createBroker } from "../../shared/runtime/broker";
@@ -104,5 +106,16 @@ export async function api<T = any>(
   } catch {
     // not JSON: tests that care assert on `text`
   }
+  assertErrorShape(res.status, parsed);
   return { status: res.status, headers: res.headers, body: parsed as T, text };
+}
+
+/** Every error response the tests see must have the spec's shape (§7); a drift fails the test. */
+function assertErrorShape(status: number, body: unknown): void {
+  if (status < 400) return;
+  const schema = status === 422 ? ValidationErrorBody : ErrorBody;
+  const result = check(schema, body);
+  if (result !== true) {
+    throw new Error(`HTTP ${status} body is not in the spec's error shape: ${JSON.stringify(body)} (${JSON.stringify(result)})`);
+  }
 }

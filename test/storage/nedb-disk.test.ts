@@ -1,0 +1,160 @@
+/**
+ * What only the on-disk NeDB engine promises: data outlives the store, and a folder belongs to one process
+ * at a time (a lock file holding the owner's pid; a dead owner's lock is taken over).
+ */
+import { execFile, spawn, type ChildProcess } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { NedbStore } from "../../shared/storage";
+import { UsersRepository } from "../../services/users/users.repository";
+
+interface Doc {
+  _id: string;
+  n: number;
+  at: Date;
+  tags: string[];
+}
+
+const root = fs.mkdtempSync(path.join(os.tmpdir(), "storage-nedb-disk-"));
+let dirs = 0;
+const freshDir = (): string => path.join(root, `db-${++dirs}`);
+const lockOf = (dir: string): string => path.join(dir, ".lock");
+
+const open = new Set<NedbStore>();
+const openStore = (dir: string): NedbStore => {
+  const store = new NedbStore(dir);
+  open.add(store);
+  return store;
+};
+const closeStore = async (store: NedbStore): Promise<void> => {
+  open.delete(store);
+  await store.close();
+};
+
+let sleeper: ChildProcess | undefined;
+
+/** The pid of a process that has exited (and that nothing else holds). */
+const deadPid = (): Promise<number> =>
+  new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ["-e", ""], { stdio: "ignore" });
+    child.once("error", reject);
+    child.once("exit", () => resolve(child.pid as number));
+  });
+
+afterAll(async () => {
+  for (const store of [...open]) await closeStore(store);
+  if (sleeper && sleeper.exitCode === null && sleeper.signalCode === null) sleeper.kill();
+  fs.rmSync(root, { recursive: true, force: true });
+});
+
+describe("NeDB on disk", () => {
+  it("when data is written, the store closed and reopened on the same dir, then the data is still there", async () => {
+    const dir = freshDir();
+    const at = new Date("2030-08-09T10:11:12.013Z");
+
+    const first = openStore(dir);
+    const docs = first.collection<Doc>("things");
+    await docs.insertMany([
+      { _id: "a", n: 1, at, tags: ["x"] },
+      { _id: "b", n: 2, at, tags: ["y"] },
+      { _id: "c", n: 3, at, tags: ["z"] },
+    ]);
+    await docs.updateOne({ _id: "a" }, { $inc: { n: 10 } });
+    await docs.deleteOne({ _id: "c" });
+    const users = new UsersRepository(first);
+    await users.init();
+    const user = await users.create({ phone: "+71111111111", username: "keeper" }, at);
+    await closeStore(first);
+    expect(fs.existsSync(lockOf(dir))).toBe(false);
+
+    const second = openStore(dir);
+    const again = second.collection<Doc>("things");
+    expect(await again.find({}, { sort: { _id: 1 } })).toEqual([
+      { _id: "a", n: 11, at, tags: ["x"] },
+      { _id: "b", n: 2, at, tags: ["y"] },
+    ]);
+    expect((await again.findOne({ _id: "b" }))?.at).toBeInstanceOf(Date);
+    const reopenedUsers = new UsersRepository(second);
+    await reopenedUsers.init();
+    expect(await reopenedUsers.findById(user!._id)).toEqual(user);
+    // The unique index on phone holds for the documents loaded from disk.
+    await expect(reopenedUsers.create({ phone: "+71111111111", username: "copy" }, at)).resolves.toBeNull();
+    await closeStore(second);
+  });
+
+  it("when a store holds a dir, then the lock file names this process and close removes it", async () => {
+    const dir = freshDir();
+    const store = openStore(dir);
+    expect(fs.readFileSync(lockOf(dir), "utf8").trim()).toBe(String(process.pid));
+    await closeStore(store);
+    expect(fs.existsSync(lockOf(dir))).toBe(false);
+  });
+
+  it("when two stores of this process share a dir, then the lock stays until the last one closes", async () => {
+    const dir = freshDir();
+    const first = openStore(dir);
+    const second = openStore(dir);
+    await closeStore(first);
+    expect(fs.readFileSync(lockOf(dir), "utf8")).toBe(String(process.pid));
+    await closeStore(second);
+    expect(fs.existsSync(lockOf(dir))).toBe(false);
+  });
+
+  it("when the lock holds the pid of a live other process, then the constructor throws a clear error", async () => {
+    const dir = freshDir();
+    sleeper = spawn("sleep", ["30"], { stdio: "ignore" });
+    const pid = sleeper.pid as number;
+    expect(pid).toBeGreaterThan(0);
+    fs.mkdirSync(dir, { recursive: true });
+    fs.writeFileSync(lockOf(dir), String(pid));
+
+    expect(() => openStore(dir)).toThrow(new RegExp(`in use by process ${pid}\\b.*single-process`));
+    // The other process keeps its lock.
+    expect(fs.readFileSync(lockOf(dir), "utf8")).toBe(String(pid));
+
+    sleeper.kill();
+    await new Promise((resolve) => sleeper?.once("exit", resolve));
+  });
+
+  it("when another process opens a dir this process holds, then it fails and names this process", async () => {
+    const dir = freshDir();
+    const store = openStore(dir);
+    const script = `const { NedbStore } = require(${JSON.stringify(path.resolve(__dirname, "../../shared/storage/nedb.ts"))});
+new NedbStore(process.argv[1]);`;
+    const result = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
+      execFile(
+        process.execPath,
+        ["-r", "@swc-node/register", "-e", script, dir],
+        { cwd: path.resolve(__dirname, "../.."), timeout: 10_000 },
+        (err, _stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stderr }),
+      );
+    });
+    expect(result.code).not.toBe(0);
+    expect(result.stderr).toContain(`in use by process ${process.pid}`);
+    expect(fs.readFileSync(lockOf(dir), "utf8")).toBe(String(process.pid));
+    await closeStore(store);
+  });
+
+  it("when the lock holds the pid of a dead process, then it is taken over", async () => {
+    const dir = freshDir();
+    const pid = await deadPid();
+    fs.mkdirSync(dir, { recursive: true });
+    fs.writeFileSync(lockOf(dir), String(pid));
+
+    const store = openStore(dir);
+    expect(fs.readFileSync(lockOf(dir), "utf8")).toBe(String(process.pid));
+    await store.collection<Doc>("things").insertOne({ _id: "a", n: 1, at: new Date(), tags: [] });
+    await closeStore(store);
+    expect(fs.existsSync(lockOf(dir))).toBe(false);
+  });
+
+  it("when the lock file holds no pid, then it is taken over", async () => {
+    const dir = freshDir();
+    fs.mkdirSync(dir, { recursive: true });
+    fs.writeFileSync(lockOf(dir), "");
+    const store = openStore(dir);
+    expect(fs.readFileSync(lockOf(dir), "utf8")).toBe(String(process.pid));
+    await closeStore(store);
+  });
+});

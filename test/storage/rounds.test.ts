@@ -1,0 +1,209 @@
+/**
+ * Joining is one conditional update; these cases prove it is exact under concurrency on every engine, both
+ * as a raw findOneAndUpdate and through RoundsRepository.addMember, and that its conditions refuse.
+ */
+import type { CreateRoundParams } from "../../shared/contracts/rounds";
+import { RoundsRepository, type RoundDoc } from "../../services/rounds/rounds.repository";
+import { describeEachEngine, freshCollection, uid } from "./engines";
+
+const SEATS = 5;
+const CONTENDERS = 200;
+
+interface Room {
+  _id: string;
+  members_count: number;
+  members: Record<string, { joined_at: Date }>;
+}
+
+const roundInput = (overrides: Partial<CreateRoundParams> = {}): CreateRoundParams => ({
+  owner_id: "owner-1",
+  item_id: "item-1",
+  entry_fee: "100",
+  max_members_count: SEATS,
+  is_active: true,
+  is_private: false,
+  is_ended: false,
+  is_event: false,
+  start_time: null,
+  end_time: new Date(Date.now() + 3_600_000).toISOString(),
+  question: { theme: "Theme", emoji: null, category: "Category" },
+  certificate: { text: "Certificate", discount_percent: 10 },
+  locations: [],
+  member_ids: [],
+  favorite_of: [],
+  ...overrides,
+});
+
+const userIds = (n: number): string[] => Array.from({ length: n }, (_, i) => `user-${i}-${uid("u")}`);
+
+describeEachEngine("Conditional updates under concurrency", (store) => {
+  it(`when ${CONTENDERS} distinct users race for ${SEATS} seats with findOneAndUpdate, then exactly ${SEATS} win`, async () => {
+    const c = freshCollection<Room>(store());
+    await c.insertOne({ _id: "room", members_count: 0, members: {} });
+    const users = userIds(CONTENDERS);
+    const now = new Date();
+
+    const results = await Promise.all(
+      users.map((u) =>
+        c.findOneAndUpdate(
+          { _id: "room", members_count: { $lt: SEATS }, [`members.${u}`]: { $exists: false } },
+          { $set: { [`members.${u}`]: { joined_at: now } }, $inc: { members_count: 1 } },
+        ),
+      ),
+    );
+
+    const winners = users.filter((_, i) => results[i] !== null);
+    expect(winners).toHaveLength(SEATS);
+    // Each winner saw its own seat, and the seats were handed out one at a time.
+    const seen = results.filter((r): r is Room => r !== null);
+    expect(seen.map((r) => r.members_count).sort((a, b) => a - b)).toEqual([1, 2, 3, 4, 5]);
+    winners.forEach((u, i) => expect(Object.keys(seen[i].members)).toContain(u));
+
+    const room = await c.findOne({ _id: "room" });
+    expect(room?.members_count).toBe(SEATS);
+    expect(Object.keys(room?.members ?? {}).sort()).toEqual([...winners].sort());
+  });
+
+  it("when one user races 50 times for the same seat, then exactly one update wins", async () => {
+    const c = freshCollection<Room>(store());
+    await c.insertOne({ _id: "room", members_count: 0, members: {} });
+    const results = await Promise.all(
+      Array.from({ length: 50 }, () =>
+        c.findOneAndUpdate(
+          { _id: "room", members_count: { $lt: SEATS }, "members.solo": { $exists: false } },
+          { $set: { "members.solo": { joined_at: new Date() } }, $inc: { members_count: 1 } },
+        ),
+      ),
+    );
+    expect(results.filter((r) => r !== null)).toHaveLength(1);
+    expect((await c.findOne({ _id: "room" }))?.members_count).toBe(1);
+  });
+});
+
+describeEachEngine("RoundsRepository", (store) => {
+  let repo: RoundsRepository;
+  const now = () => new Date();
+
+  beforeAll(async () => {
+    repo = new RoundsRepository(store());
+    await repo.init();
+  });
+
+  it("when a round is created, then findById returns it with Dates, members and favourites", async () => {
+    const created = await repo.create(
+      roundInput({
+        entry_fee: "99.5",
+        member_ids: ["m1", "m2"],
+        favorite_of: ["f1"],
+        start_time: "2030-01-01T10:00:00.000Z",
+      }),
+      "RUB",
+      new Date("2029-12-31T00:00:00.000Z"),
+    );
+    const round = await repo.findById(created._id);
+    expect(round).toEqual(created);
+    expect(round?.uniq_id).toMatch(/^R-[2-9A-HJ-NP-Z]{6}$/);
+    expect(round?.entry_fee).toBe("99.50");
+    expect(round?.currency).toBe("RUB");
+    expect(round?.variant).toBe("standard");
+    expect(round?.members_count).toBe(2);
+    expect(Object.keys(round?.members ?? {}).sort()).toEqual(["m1", "m2"]);
+    expect(round?.members.m1.joined_at).toBeInstanceOf(Date);
+    expect(round?.favorites).toEqual({ f1: true });
+    expect(round?.start_time).toEqual(new Date("2030-01-01T10:00:00.000Z"));
+    expect(round?.end_time).toBeInstanceOf(Date);
+    expect(round?.created_at).toEqual(new Date("2029-12-31T00:00:00.000Z"));
+    expect(round?.rev).toBe(1);
+    await expect(repo.findById("missing")).resolves.toBeNull();
+  });
+
+  it(`when ${CONTENDERS} distinct users join a round of ${SEATS} concurrently, then exactly ${SEATS} joins succeed`, async () => {
+    const round = await repo.create(roundInput(), "RUB", now());
+    const users = userIds(CONTENDERS);
+    const at = now();
+
+    const results = await Promise.all(users.map((u) => repo.addMember(round, u, [1, 2], at)));
+
+    const winners = users.filter((_, i) => results[i] !== null);
+    expect(winners).toHaveLength(SEATS);
+    const after = await repo.findById(round._id);
+    expect(after?.members_count).toBe(SEATS);
+    expect(Object.keys(after?.members ?? {}).sort()).toEqual([...winners].sort());
+    expect(after?.rev).toBe(1 + SEATS);
+    expect(after?.members[winners[0]]).toEqual({ status: "joined", joined_at: at, attributes: [1, 2] });
+  });
+
+  it("when a round already has members, then concurrent joins fill only the remaining seats", async () => {
+    const round = await repo.create(roundInput({ member_ids: ["m1", "m2"] }), "RUB", now());
+    const results = await Promise.all(userIds(50).map((u) => repo.addMember(round, u, [], now())));
+    expect(results.filter((r) => r !== null)).toHaveLength(SEATS - 2);
+    const after = await repo.findById(round._id);
+    expect(after?.members_count).toBe(SEATS);
+    expect(Object.keys(after?.members ?? {})).toHaveLength(SEATS);
+  });
+
+  it("when a user joins, then addMember returns the round after the update", async () => {
+    const round = await repo.create(roundInput(), "RUB", now());
+    const joined = await repo.addMember(round, "joiner", [7], now());
+    expect(joined?._id).toBe(round._id);
+    expect(joined?.members_count).toBe(1);
+    expect(joined?.members.joiner.attributes).toEqual([7]);
+    expect(joined?.members.joiner.joined_at).toBeInstanceOf(Date);
+    expect(joined?.rev).toBe(2);
+  });
+
+  it("when the user is already in the round, then addMember refuses and the round is unchanged", async () => {
+    const round = await repo.create(roundInput({ member_ids: ["m1"] }), "RUB", now());
+    await expect(repo.addMember(round, "m1", [], now())).resolves.toBeNull();
+    expect(await repo.addMember(round, "m2", [], now())).not.toBeNull();
+    await expect(repo.addMember(round, "m2", [], now())).resolves.toBeNull();
+    const after = await repo.findById(round._id);
+    expect(after?.members_count).toBe(2);
+    expect(after?.rev).toBe(2);
+  });
+
+  it("when the round is full, then addMember refuses", async () => {
+    const round = await repo.create(roundInput({ max_members_count: 1, member_ids: ["m1"] }), "RUB", now());
+    await expect(repo.addMember(round, "late", [], now())).resolves.toBeNull();
+    expect((await repo.findById(round._id))?.members_count).toBe(1);
+  });
+
+  it("when the round is ended, then addMember refuses", async () => {
+    const round = await repo.create(roundInput({ is_ended: true }), "RUB", now());
+    await expect(repo.addMember(round, "u", [], now())).resolves.toBeNull();
+    expect((await repo.findById(round._id))?.members_count).toBe(0);
+  });
+
+  it("when the round is inactive, then addMember refuses", async () => {
+    const round = await repo.create(roundInput({ is_active: false }), "RUB", now());
+    await expect(repo.addMember(round, "u", [], now())).resolves.toBeNull();
+    expect((await repo.findById(round._id))?.members_count).toBe(0);
+  });
+
+  it("when the round's end_time is in the past, then addMember refuses", async () => {
+    const round = await repo.create(
+      roundInput({ end_time: new Date(Date.now() - 1_000).toISOString() }),
+      "RUB",
+      now(),
+    );
+    await expect(repo.addMember(round, "u", [], now())).resolves.toBeNull();
+    expect((await repo.findById(round._id))?.members_count).toBe(0);
+  });
+
+  it("when the round's end_time is exactly now, then addMember refuses", async () => {
+    const end = new Date(Date.now() + 60_000);
+    const round = await repo.create(roundInput({ end_time: end.toISOString() }), "RUB", now());
+    await expect(repo.addMember(round, "u", [], end)).resolves.toBeNull();
+  });
+
+  it("when the round has no end_time, then addMember accepts", async () => {
+    const round = await repo.create(roundInput({ end_time: null }), "RUB", now());
+    expect((await repo.addMember(round, "u", [], now()))?.members_count).toBe(1);
+  });
+
+  it("when the caller's max_members_count is stale, then addMember refuses", async () => {
+    const round = await repo.create(roundInput({ max_members_count: 3 }), "RUB", now());
+    const stale: Pick<RoundDoc, "_id" | "max_members_count"> = { _id: round._id, max_members_count: 10 };
+    await expect(repo.addMember(stale, "u", [], now())).resolves.toBeNull();
+  });
+});
