@@ -20,6 +20,10 @@ export default tseslint.config(
     },
   },
   {
+    files: ["**/*.js"],
+    languageOptions: { sourceType: "commonjs", globals: { module: "writable", require: "readonly" } },
+  },
+  {
     files: ["shared/config/**", "test/**", "bin/**", "jest.config.js", "*.mjs", "*.js"],
     rules: {
       "no-restricted-syntax": "off",

@@ -76,6 +76,7 @@ const RoundsServiceSchema: ServiceSchema<Record<string, never>, RoundsService> =
         invalidate: (id) => cleanCache(this, `rounds.snapshot:${id}:*`),
         areFriends: (a, b) => call(ctx, "users.areFriends", { a, b }),
         emitJoined: (event) => ctx.emit(Events.roundMemberJoined, event),
+        warn: (message, err) => this.logger.warn(message, err),
         now: () => new Date(),
       };
     },

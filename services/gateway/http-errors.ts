@@ -61,6 +61,7 @@ export function toHttpError(err: unknown, spec?: RouteSpec): HttpError {
     case "SERVICE_UNAVAILABLE": // moleculer-web, when no node serves the action
       return detail(503, "Service Unavailable", { "Retry-After": "1" });
     case "REQUEST_TIMEOUT":
+    case "REQUEST_SKIPPED": // the call's time budget ran out before it was made
       return detail(504, "Gateway Timeout");
     case "RATE_LIMIT":
       return detail(429, "Too Many Requests");

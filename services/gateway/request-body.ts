@@ -5,6 +5,7 @@
  */
 import type { IncomingMessage } from "node:http";
 import { PayloadTooLargeError, RequestValidationError } from "../../shared/errors";
+import { jsonErrorPosition } from "./json-error-position";
 import type { BodyKind } from "./routes";
 
 export function readRaw(req: IncomingMessage, limit: number): Promise<Buffer> {
@@ -32,10 +33,9 @@ export function readRaw(req: IncomingMessage, limit: number): Promise<Buffer> {
   });
 }
 
-function jsonError(err: Error): RequestValidationError {
-  const pos = /position (\d+)/.exec(err.message);
+function jsonError(text: string): RequestValidationError {
   return new RequestValidationError([
-    { type: "json_invalid", loc: ["body", pos ? Number(pos[1]) : 0], msg: "JSON decode error", input: {} },
+    { type: "json_invalid", loc: ["body", jsonErrorPosition(text)], msg: "JSON decode error", input: {} },
   ]);
 }
 
@@ -53,8 +53,8 @@ export function parseJsonBody(raw: Buffer, kind: BodyKind): Record<string, unkno
   let value: unknown;
   try {
     value = JSON.parse(text);
-  } catch (err) {
-    throw jsonError(err as Error);
+  } catch {
+    throw jsonError(text);
   }
   if (value === null && kind === "json-object-or-null") return {};
   if (value === null || typeof value !== "object" || Array.isArray(value)) {

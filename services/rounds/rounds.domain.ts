@@ -14,13 +14,15 @@ import { isEndedAt, renderRound } from "./round-view";
 import type { RoundDoc, RoundsRepository } from "./rounds.repository";
 
 export interface RoundsDeps {
-  repo: Pick<RoundsRepository, "findById" | "addMember">;
+  repo: Pick<RoundsRepository, "findById" | "addMember" | "markAnnounced">;
   /** The snapshot of the round at the document's revision (from the cache when present). */
   snapshotOf(doc: RoundDoc): Promise<RoundSnapshot>;
   /** Drops the round's cached snapshots after a change. */
   invalidate(roundId: string): Promise<void>;
   areFriends(a: string, b: string): Promise<boolean>;
   emitJoined(event: RoundMemberJoinedEvent): Promise<void>;
+  /** Reports a failure that must not fail the request (the change is already stored). */
+  warn(message: string, err: unknown): void;
   now(): Date;
 }
 
@@ -79,6 +81,7 @@ export async function joinRound(
     if (!checked.ok) throw new RequestValidationError(checked.issues);
     doc = await addMember(deps, doc, userId, checked.ids);
   }
+  await announce(deps, doc, userId);
   const snap = await deps.snapshotOf(doc);
   if (!isMember(snap, userId)) throw new ConflictError("Round is busy, try again");
   return renderRound(snap, userId, deps.now());
@@ -98,15 +101,8 @@ async function addMember(
     if (refused) throw refused;
     const updated = await deps.repo.addMember(current, userId, attributes, now);
     if (updated) {
-      await deps.invalidate(current._id);
-      await deps.emitJoined({
-        round_id: updated._id,
-        user_id: userId,
-        attributes,
-        entry_fee: updated.entry_fee,
-        currency: updated.currency,
-        joined_at: now.toISOString(),
-      });
+      // Snapshots are keyed by revision, so a failed clean-up only leaves garbage until its TTL.
+      await deps.invalidate(current._id).catch((err) => deps.warn("Could not clean the round's cache", err));
       return updated;
     }
     const reread = await deps.repo.findById(current._id);
@@ -115,4 +111,27 @@ async function addMember(
     current = reread;
   }
   throw new ConflictError("Round is busy, try again");
+}
+
+/**
+ * Emits `round.member.joined` for a membership not yet announced, then records it. A failure here does
+ * not fail the join (the seat is stored); the member's next join call emits again. Consumers are
+ * idempotent per (round, user), so a rare second delivery is harmless.
+ */
+async function announce(deps: RoundsDeps, doc: RoundDoc, userId: string): Promise<void> {
+  const member = doc.members?.[userId];
+  if (!member || member.announced !== false) return;
+  try {
+    await deps.emitJoined({
+      round_id: doc._id,
+      user_id: userId,
+      attributes: member.attributes,
+      entry_fee: doc.entry_fee,
+      currency: doc.currency,
+      joined_at: new Date(member.joined_at).toISOString(),
+    });
+    await deps.repo.markAnnounced(doc._id, userId);
+  } catch (err) {
+    deps.warn("round.member.joined not yet announced; the next join call retries", err);
+  }
 }

@@ -12,6 +12,8 @@ export interface MemberEntry {
   status: "joined";
   joined_at: Date;
   attributes: number[];
+  /** False until `round.member.joined` was emitted for it: a repeat join emits what a crash lost. */
+  announced: boolean;
 }
 
 export interface RoundDoc {
@@ -63,7 +65,8 @@ export class RoundsRepository {
   }
 
   async create(input: CreateRoundParams, currency: string, now: Date): Promise<RoundDoc> {
-    const joined: MemberEntry = { status: "joined", joined_at: now, attributes: [] };
+    // Members given at creation (fixtures) joined no round through the API: nothing to announce.
+    const joined: MemberEntry = { status: "joined", joined_at: now, attributes: [], announced: true };
     const members = Object.fromEntries(input.member_ids.map((id) => [id, joined]));
     return this.rounds.insertOne({
       _id: randomUUID(),
@@ -117,10 +120,23 @@ export class RoundsRepository {
       },
       {
         $set: {
-          [`members.${userId}`]: { status: "joined", joined_at: now, attributes } satisfies MemberEntry,
+          [`members.${userId}`]: {
+            status: "joined",
+            joined_at: now,
+            attributes,
+            announced: false,
+          } satisfies MemberEntry,
         },
         $inc: { members_count: 1, rev: 1 },
       },
+    );
+  }
+
+  /** Records that the member's join event went out (no revision bump: nothing rendered changes). */
+  async markAnnounced(roundId: string, userId: string): Promise<void> {
+    await this.rounds.updateOne(
+      { _id: roundId, [`members.${userId}.announced`]: false },
+      { $set: { [`members.${userId}.announced`]: true } },
     );
   }
 }

@@ -20,7 +20,7 @@ const str: Parser<string> = (raw) => raw;
 const int =
   (min: number, max = Number.MAX_SAFE_INTEGER): Parser<number> =>
   (raw, env) => {
-    const value = Number(raw);
+    const value = /^-?\d+$/.test(raw) ? Number(raw) : NaN;
     if (!Number.isInteger(value) || value < min || value > max) {
       throw new ConfigError(`${env} must be an integer between ${min} and ${max}, got "${raw}"`);
     }

@@ -119,15 +119,29 @@ export function toIssue(err: ErrorObject): ValidationIssue {
 }
 
 /**
- * ajv reports every branch of an anyOf/oneOf plus the anyOf itself; keep the branch errors only, once per
- * location and type, so a `string | null` field yields one clear entry.
+ * ajv reports every branch of an anyOf/oneOf plus the anyOf itself. Pydantic reports one entry per field:
+ * drop the anyOf itself, the "or null" branch of a nullable field when another error stands at the same
+ * place, merge the `const` branches of a union of literals into one message naming every allowed value,
+ * and keep one entry per location and type.
  */
 export function toIssues(errors: ErrorObject[] | null | undefined): ValidationIssue[] {
+  const list = (errors ?? []).filter((e) => e.keyword !== "anyOf" && e.keyword !== "oneOf");
+  const isNullBranch = (e: ErrorObject) => e.keyword === "type" && (e.params as { type?: string }).type === "null";
+  const constValues = new Map<string, unknown[]>();
+  for (const e of list) {
+    if (e.keyword !== "const") continue;
+    const values = constValues.get(e.instancePath) ?? [];
+    values.push((e.params as { allowedValue: unknown }).allowedValue);
+    constValues.set(e.instancePath, values);
+  }
   const seen = new Set<string>();
   const issues: ValidationIssue[] = [];
-  for (const err of errors ?? []) {
-    if (err.keyword === "anyOf" || err.keyword === "oneOf") continue;
-    const issue = toIssue(err);
+  for (const err of list) {
+    if (isNullBranch(err) && list.some((o) => o !== err && o.instancePath === err.instancePath && !isNullBranch(o))) continue;
+    const issue =
+      err.keyword === "const"
+        ? { ...toIssue(err), msg: `Input should be ${quoteList(constValues.get(err.instancePath) ?? [])}` }
+        : toIssue(err);
     const key = `${JSON.stringify(issue.loc)}|${issue.type}`;
     if (seen.has(key)) continue;
     seen.add(key);

@@ -130,7 +130,12 @@ describeEachEngine("RoundsRepository", (store) => {
     expect(after?.members_count).toBe(SEATS);
     expect(Object.keys(after?.members ?? {}).sort()).toEqual([...winners].sort());
     expect(after?.rev).toBe(1 + SEATS);
-    expect(after?.members[winners[0]]).toEqual({ status: "joined", joined_at: at, attributes: [1, 2] });
+    expect(after?.members[winners[0]]).toEqual({
+      status: "joined",
+      joined_at: at,
+      attributes: [1, 2],
+      announced: false,
+    });
   });
 
   it("when a round already has members, then concurrent joins fill only the remaining seats", async () => {
@@ -205,5 +210,16 @@ describeEachEngine("RoundsRepository", (store) => {
     const round = await repo.create(roundInput({ max_members_count: 3 }), "RUB", now());
     const stale: Pick<RoundDoc, "_id" | "max_members_count"> = { _id: round._id, max_members_count: 10 };
     await expect(repo.addMember(stale, "u", [], now())).resolves.toBeNull();
+  });
+
+  it("when a join is announced, then the member is marked without a new revision, once", async () => {
+    const round = await repo.create(roundInput({ end_time: null }), "RUB", now());
+    const joined = await repo.addMember(round, "u", [], now());
+    expect(joined?.members.u.announced).toBe(false);
+    await repo.markAnnounced(round._id, "u");
+    await repo.markAnnounced(round._id, "u");
+    const after = await repo.findById(round._id);
+    expect(after?.members.u.announced).toBe(true);
+    expect(after?.rev).toBe(joined?.rev);
   });
 });

@@ -116,6 +116,8 @@ function assertErrorShape(status: number, body: unknown): void {
   const schema = status === 422 ? ValidationErrorBody : ErrorBody;
   const result = check(schema, body);
   if (result !== true) {
-    throw new Error(`HTTP ${status} body is not in the spec's error shape: ${JSON.stringify(body)} (${JSON.stringify(result)})`);
+    throw new Error(
+      `HTTP ${status} body is not in the spec's error shape: ${JSON.stringify(body)} (${JSON.stringify(result)})`,
+    );
   }
 }

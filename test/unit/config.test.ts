@@ -1,0 +1,117 @@
+import path from "node:path";
+import { configOf, bindConfig, isEmbedded, loadConfig } from "../../shared/config";
+import { ConfigError } from "../../shared/errors";
+
+const SECRET = "a-production-secret-of-32-chars!";
+
+describe("loadConfig", () => {
+  it("when no variable is set, then every setting has its documented default", () => {
+    const config = loadConfig({});
+    expect(config).toMatchObject({
+      nodeEnv: "development",
+      port: 3000,
+      host: "0.0.0.0",
+      services: ["gateway", "auth", "users", "rounds", "stores", "settings", "notifier"],
+      transporter: "",
+      cacher: "Memory",
+      cacheTtlSeconds: 60,
+      logLevel: "info",
+      storeInMemory: false,
+      seedOnEmpty: true,
+      jwtAlgorithm: "HS256",
+      jwtIssuer: "rounds-platform",
+      accessTokenTtlSeconds: 900,
+      refreshTokenTtlSeconds: 2592000,
+      defaultCurrency: "RUB",
+      requestBodyLimitBytes: 1048576,
+      requestTimeoutMs: 10000,
+    });
+    expect(config.dataDir).toBe(path.resolve("./data"));
+    expect(isEmbedded(config)).toBe(true);
+  });
+
+  it("when variables are set, then they override the defaults with parsed values", () => {
+    const config = loadConfig({
+      PORT: "8080",
+      SERVICES: " gateway , rounds ,, ",
+      STORE_IN_MEMORY: "yes",
+      SEED_ON_EMPTY: "off",
+      LOG_LEVEL: "debug",
+      TRANSPORTER: "nats://127.0.0.1:4222",
+      JWT_ALGORITHM: "HS512",
+      DATA_DIR: "/tmp/rounds-data",
+    });
+    expect(config).toMatchObject({
+      port: 8080,
+      services: ["gateway", "rounds"],
+      storeInMemory: true,
+      seedOnEmpty: false,
+      logLevel: "debug",
+      transporter: "nats://127.0.0.1:4222",
+      jwtAlgorithm: "HS512",
+      dataDir: "/tmp/rounds-data",
+    });
+    expect(isEmbedded(config)).toBe(false);
+  });
+
+  it("when a variable is the empty string, then its default is used", () => {
+    expect(loadConfig({ PORT: "", LOG_LEVEL: "" })).toMatchObject({ port: 3000, logLevel: "info" });
+  });
+
+  it("when the configuration is loaded, then it is frozen", () => {
+    expect(Object.isFrozen(loadConfig({}))).toBe(true);
+  });
+
+  it.each([
+    ["PORT", "abc"],
+    ["PORT", "80.5"],
+    ["PORT", "70000"],
+    ["PORT", "-1"],
+    ["CACHE_TTL", "0"],
+    ["ACCESS_TOKEN_TTL", "10"],
+  ])("when %s is %p, then it is a ConfigError naming the variable", (name, value) => {
+    expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
+    expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(`^${name} must be an integer`));
+  });
+
+  it("when a boolean or a choice is not one of its values, then it is a ConfigError", () => {
+    expect(() => loadConfig({ STORE_IN_MEMORY: "maybe" })).toThrow(ConfigError);
+    expect(() => loadConfig({ NODE_ENV: "staging" })).toThrow(
+      "NODE_ENV must be one of development, test, production",
+    );
+    expect(() => loadConfig({ JWT_ALGORITHM: "none" })).toThrow(ConfigError);
+  });
+
+  it("when production runs without JWT_SECRET, then it is a ConfigError", () => {
+    expect(() => loadConfig({ NODE_ENV: "production" })).toThrow(ConfigError);
+    expect(() => loadConfig({ NODE_ENV: "production" })).toThrow("JWT_SECRET must be set in production");
+  });
+
+  it("when production is given the development default as JWT_SECRET, then it is still a ConfigError", () => {
+    const devDefault = loadConfig({}).jwtSecret;
+    expect(() => loadConfig({ NODE_ENV: "production", JWT_SECRET: devDefault })).toThrow(ConfigError);
+  });
+
+  it("when production has a proper JWT_SECRET, then it loads", () => {
+    expect(loadConfig({ NODE_ENV: "production", JWT_SECRET: SECRET }).jwtSecret).toBe(SECRET);
+  });
+
+  it("when JWT_SECRET is shorter than 32 characters, then it is a ConfigError in any environment", () => {
+    const short = "x".repeat(31);
+    expect(() => loadConfig({ JWT_SECRET: short })).toThrow("JWT_SECRET must have at least 32 characters");
+    expect(() => loadConfig({ NODE_ENV: "production", JWT_SECRET: short })).toThrow(ConfigError);
+  });
+});
+
+describe("configOf", () => {
+  it("when a configuration was bound to a broker, then configOf returns it", () => {
+    const broker = {};
+    const config = loadConfig({});
+    bindConfig(broker, config);
+    expect(configOf(broker)).toBe(config);
+  });
+
+  it("when nothing was bound to a broker, then configOf is a ConfigError", () => {
+    expect(() => configOf({})).toThrow(ConfigError);
+  });
+});
