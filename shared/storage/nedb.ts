@@ -171,7 +171,8 @@ export function releaseLock(dir: string): void {
   }
   held.delete(dir);
   const file = lockFile(dir);
-  if (fs.existsSync(file) && fs.readFileSync(file, "utf8") === String(process.pid)) fs.rmSync(file, { force: true });
+  if (fs.existsSync(file) && fs.readFileSync(file, "utf8") === String(process.pid))
+    fs.rmSync(file, { force: true });
 }
 
 export class NedbStore implements Store {

@@ -126,7 +126,8 @@ export function toIssue(err: ErrorObject): ValidationIssue {
  */
 export function toIssues(errors: ErrorObject[] | null | undefined): ValidationIssue[] {
   const list = (errors ?? []).filter((e) => e.keyword !== "anyOf" && e.keyword !== "oneOf");
-  const isNullBranch = (e: ErrorObject) => e.keyword === "type" && (e.params as { type?: string }).type === "null";
+  const isNullBranch = (e: ErrorObject) =>
+    e.keyword === "type" && (e.params as { type?: string }).type === "null";
   const constValues = new Map<string, unknown[]>();
   for (const e of list) {
     if (e.keyword !== "const") continue;
@@ -137,7 +138,11 @@ export function toIssues(errors: ErrorObject[] | null | undefined): ValidationIs
   const seen = new Set<string>();
   const issues: ValidationIssue[] = [];
   for (const err of list) {
-    if (isNullBranch(err) && list.some((o) => o !== err && o.instancePath === err.instancePath && !isNullBranch(o))) continue;
+    if (
+      isNullBranch(err) &&
+      list.some((o) => o !== err && o.instancePath === err.instancePath && !isNullBranch(o))
+    )
+      continue;
     const issue =
       err.keyword === "const"
         ? { ...toIssue(err), msg: `Input should be ${quoteList(constValues.get(err.instancePath) ?? [])}` }
