@@ -1,15 +1,18 @@
 // Three tiers: unit (no broker), storage (the contract suite, every reachable engine), e2e (HTTP against
 // the gateway). `npm test` runs them all; the summary reporter prints the closing "N passed, N failed".
-const transform = {
-  "^.+\\.ts$": ["@swc/jest", { jsc: { parser: { syntax: "typescript" }, target: "es2022" } }],
-};
+//
+// ts-jest only transpiles (isolatedModules in tsconfig; types are checked once by `npm run typecheck`). Pure JavaScript tooling on
+// purpose: native transpilers ship per-platform packages that the registry here does not all carry, and
+// `npm ci` then refuses the lock file.
+const transform = { "^.+\\.ts$": ["ts-jest", { diagnostics: false }] };
 const common = { testEnvironment: "node", transform, moduleFileExtensions: ["ts", "js", "json"] };
 
 module.exports = {
+  testTimeout: 30000,
   reporters: ["default", "<rootDir>/test/summary-reporter.js"],
   projects: [
     { ...common, displayName: "unit", testMatch: ["<rootDir>/test/unit/**/*.test.ts"] },
     { ...common, displayName: "storage", testMatch: ["<rootDir>/test/storage/**/*.test.ts"] },
-    { ...common, displayName: "e2e", testMatch: ["<rootDir>/test/e2e/**/*.test.ts"], testTimeout: 30000 },
+    { ...common, displayName: "e2e", testMatch: ["<rootDir>/test/e2e/**/*.test.ts"] },
   ],
 };

@@ -8,7 +8,7 @@ import os from "node:os";
 import path from "node:path";
 
 const root = path.resolve(__dirname, "../..");
-const tsNode = ["-r", "@swc-node/register"];
+const tsNode = ["-r", "ts-node/register/transpile-only"];
 
 function env(dataDir: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const base = { ...process.env };

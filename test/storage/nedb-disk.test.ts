@@ -125,7 +125,7 @@ new NedbStore(process.argv[1]);`;
     const result = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
       execFile(
         process.execPath,
-        ["-r", "@swc-node/register", "-e", script, dir],
+        ["-r", "ts-node/register/transpile-only", "-e", script, dir],
         { cwd: path.resolve(__dirname, "../.."), timeout: 10_000 },
         (err, _stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stderr }),
       );
