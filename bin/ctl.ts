@@ -1,9 +1,7 @@
 /**
- * Operations CLI (the spec has no admin endpoints):
- *   seed [--reset]     load the demo dataset, print its manifest (JSON) on stdout
- *   token <user_id>    print a token set (spec §2.15) for the user
- * Embedded mode works on DATA_DIR while the server is stopped (the embedded store is single-process); with
- * TRANSPORTER set the CLI joins the cluster as a node and calls the running services.
+ * Operations CLI (the spec has no admin endpoints). Every command calls the services' own actions.
+ * Embedded mode works on DATA_DIR while the server is stopped (the embedded store is single-process);
+ * with TRANSPORTER set the CLI joins the cluster as a node and calls the running services.
  */
 import fs from "node:fs";
 import mongoose from "mongoose";
@@ -11,69 +9,142 @@ import type { ServiceBroker } from "moleculer";
 import { isEmbedded, loadConfig, type Config } from "../shared/config";
 import { call } from "../shared/contracts";
 import { dbDir, writeManifest } from "../shared/ops/embedded";
-import { acquireLock, releaseLock } from "../shared/storage/nedb";
 import { seed } from "../shared/ops/seed";
 import { createBroker } from "../shared/runtime/broker";
+import { acquireLock, releaseLock } from "../shared/storage/nedb";
 
-const usage = `Usage: npm run ctl -- <command>
-  seed [--reset]     load the demo dataset and print its manifest
-  token <user_id>    print a token set for a user`;
+const usage = `Usage: npm run -s ctl -- <command>
+  seed [--reset]                                   load the demo dataset and print its manifest
+  token <user_id>                                  print a token set for a user
+  user add --phone P --username U [--first F] [--last L] [--avatar URL]
+  user remove <user_id>                            mark removed and revoke their refresh tokens
+  friends add <user_id> <user_id>                  make two users friends
+  apikey add --scope app|notifications [--label L] print a new API key (shown once)
+  apikey revoke <key_id>
+  app-version set --platform android|ios|ru_store --current V --min V`;
+
+class UsageError extends Error {}
+
+/** `--name value` pairs and the positional words, in order. */
+function parseArgs(args: string[]): { words: string[]; flags: Record<string, string> } {
+  const words: string[] = [];
+  const flags: Record<string, string> = {};
+  for (let i = 0; i < args.length; i++) {
+    if (args[i].startsWith("--")) {
+      const name = args[i].slice(2);
+      const value = args[i + 1];
+      flags[name] = value !== undefined && !value.startsWith("--") ? (i++, value) : "true";
+    } else {
+      words.push(args[i]);
+    }
+  }
+  return { words, flags };
+}
+
+function need(flags: Record<string, string>, name: string): string {
+  const value = flags[name];
+  if (!value || value === "true") throw new UsageError(`--${name} is required`);
+  return value;
+}
 
 async function resetStore(config: Config): Promise<void> {
   if (config.mongoUri) {
     const conn = await mongoose.createConnection(config.mongoUri).asPromise();
     await conn.dropDatabase();
     await conn.close();
-  } else {
-    // Take the folder first: a running server holds it, and its files must not vanish under it.
-    const dir = dbDir(config);
-    acquireLock(dir);
-    try {
-      for (const f of fs.readdirSync(dir)) if (f.endsWith(".db")) fs.rmSync(`${dir}/${f}`, { force: true });
-    } finally {
-      releaseLock(dir);
-    }
+    return;
+  }
+  // Take the folder first: a running server holds it, and its files must not vanish under it.
+  const dir = dbDir(config);
+  acquireLock(dir);
+  try {
+    for (const f of fs.readdirSync(dir)) if (f.endsWith(".db")) fs.rmSync(`${dir}/${f}`, { force: true });
+  } finally {
+    releaseLock(dir);
   }
 }
 
-function brokerFor(config: Config): ServiceBroker {
-  // Embedded: run the domain services here. Distributed: be a bare node that calls the cluster.
+/** Embedded: run the domain services here. Distributed: be a bare node that calls the cluster. */
+async function withBroker<T>(config: Config, fn: (broker: ServiceBroker) => Promise<T>): Promise<T> {
   const services = isEmbedded(config) ? config.services.filter((s) => s !== "gateway") : [];
-  return createBroker({ ...config, logLevel: "warn" }, services);
+  const broker = createBroker({ ...config, logLevel: "warn" }, services);
+  await broker.start();
+  try {
+    await broker.waitForServices(["users", "auth", "stores", "rounds", "settings"], 30_000);
+    return await fn(broker);
+  } finally {
+    await broker.stop();
+  }
 }
+
+const print = (value: unknown): void => {
+  process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+};
 
 async function run(args: string[]): Promise<void> {
-  const [command, ...rest] = args;
+  const { words, flags } = parseArgs(args);
+  const [command, sub, ...rest] = words;
   const config = loadConfig();
+
   if (command === "seed") {
-    if (rest.includes("--reset")) await resetStore(config);
-    const broker = brokerFor(config);
-    await broker.start();
-    try {
-      await broker.waitForServices(["users", "auth", "stores", "rounds"], 30_000);
-      const manifest = await seed(broker, config.publicUrl || null);
-      if (isEmbedded(config) && !config.mongoUri) writeManifest(config, manifest);
-      process.stdout.write(`${JSON.stringify(manifest, null, 2)}\n`);
-    } finally {
-      await broker.stop();
-    }
-  } else if (command === "token" && rest[0]) {
-    const broker = brokerFor(config);
-    await broker.start();
-    try {
-      await broker.waitForServices(["auth", "users"], 30_000);
-      const tokens = await call(broker, "auth.issueTokens", { user_id: rest[0] });
-      process.stdout.write(`${JSON.stringify(tokens, null, 2)}\n`);
-    } finally {
-      await broker.stop();
-    }
-  } else {
-    process.stderr.write(`${usage}\n`);
-    process.exitCode = 2;
+    if (flags.reset) await resetStore(config);
+    const manifest = await withBroker(config, (b) => seed(b, config.publicUrl || null));
+    if (isEmbedded(config) && !config.mongoUri) writeManifest(config, manifest);
+    return print(manifest);
   }
+  if (command === "token" && sub) {
+    return print(await withBroker(config, (b) => call(b, "auth.issueTokens", { user_id: sub })));
+  }
+  if (command === "user" && sub === "add") {
+    const params = {
+      phone: need(flags, "phone"),
+      username: need(flags, "username"),
+      first_name: flags.first ?? null,
+      last_name: flags.last ?? null,
+      avatar_url: flags.avatar ?? null,
+    };
+    return print(await withBroker(config, (b) => call(b, "users.create", params)));
+  }
+  if (command === "user" && sub === "remove" && rest[0]) {
+    return print(await withBroker(config, (b) => call(b, "users.remove", { id: rest[0] })));
+  }
+  if (command === "friends" && sub === "add" && rest.length === 2) {
+    return print(await withBroker(config, (b) => call(b, "users.addFriends", { a: rest[0], b: rest[1] })));
+  }
+  if (command === "apikey" && sub === "add") {
+    const scope = need(flags, "scope");
+    if (scope !== "app" && scope !== "notifications")
+      throw new UsageError("--scope must be app or notifications");
+    return print(
+      await withBroker(config, (b) => call(b, "auth.createApiKey", { scope, label: flags.label })),
+    );
+  }
+  if (command === "apikey" && sub === "revoke" && rest[0]) {
+    return print(await withBroker(config, (b) => call(b, "auth.revokeApiKey", { id: rest[0] })));
+  }
+  if (command === "app-version" && sub === "set") {
+    const params = {
+      platform: need(flags, "platform") as "android" | "ios" | "ru_store",
+      current_version: need(flags, "current"),
+      min_version: need(flags, "min"),
+    };
+    return print(await withBroker(config, (b) => call(b, "settings.setVersions", params)));
+  }
+  throw new UsageError(command ? `Unknown command: ${args.join(" ")}` : "No command given");
+}
+
+/** Errors of the services carry a message and, for 422, the offending fields. */
+function describe(err: unknown): string {
+  const e = err as { message?: string; data?: unknown };
+  const fields = Array.isArray(e.data) ? ` ${JSON.stringify(e.data)}` : "";
+  return `${e.message ?? String(err)}${fields}`;
 }
 
 run(process.argv.slice(2)).catch((err) => {
-  process.stderr.write(`${(err as Error).message}\n`);
+  if (err instanceof UsageError) {
+    process.stderr.write(`${err.message}\n${usage}\n`);
+    process.exit(2);
+  }
+  process.stderr.write(`${describe(err)}\n`);
   process.exit(1);
 });

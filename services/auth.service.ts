@@ -1,21 +1,37 @@
 /**
- * auth: verifies access tokens for the gateway and issues token sets. Refresh with rotation and API keys
- * come with the accounts issue; until then their actions answer 501.
+ * auth: verifies access tokens and API keys for the gateway, issues token sets, refreshes them with
+ * rotation and reuse detection, and manages API keys (stored hashed, with a scope).
  */
 import type { Context, Service, ServiceSchema } from "moleculer";
 import { call, Events, type ParamsOf, type ResultOf } from "../shared/contracts";
-import { IssueTokensParams, VerifyApiKeyParams, VerifyTokenParams } from "../shared/contracts/auth";
+import {
+  CreateApiKeyParams,
+  IssueTokensParams,
+  RefreshParams,
+  RevokeApiKeyParams,
+  VerifyApiKeyParams,
+  VerifyTokenParams,
+} from "../shared/contracts/auth";
+import type { AuthMeta } from "../shared/contracts/common";
 import type { UserRemovedEvent } from "../shared/contracts/users";
 import type { Config } from "../shared/config";
-import { NotFoundError, NotImplementedError, UserRemovedError } from "../shared/errors";
-import { serviceConfig, serviceStore } from "../shared/runtime";
+import { NotAuthenticatedError, NotFoundError, UserRemovedError } from "../shared/errors";
+import { cleanCache, serviceConfig, serviceStore } from "../shared/runtime";
+import { checkApiKey, newApiKey, parseApiKey, InvalidApiKeyError, type ApiKeyDoc } from "./auth/api-keys";
+import { ApiKeysRepository } from "./auth/api-keys.repository";
+import { refreshTokens, type RefreshDeps } from "./auth/refresh";
 import { RefreshTokensRepository } from "./auth/refresh-tokens.repository";
 import { hashToken, newRefreshToken, signAccessToken, verifyAccessToken } from "./auth/tokens";
 
 interface AuthService extends Service {
   config: Config;
   refreshTokens: RefreshTokensRepository;
+  apiKeys: ApiKeysRepository;
+  refreshDeps(): RefreshDeps;
+  apiKeyRecord(id: string): Promise<Pick<ApiKeyDoc, "scope" | "secret_hash" | "revoked_at"> | null>;
 }
+
+const apiKeyCacheKey = (id: string) => `auth.apikey:${id}`;
 
 const AuthServiceSchema: ServiceSchema<Record<string, never>, AuthService> = {
   name: "auth",
@@ -30,7 +46,9 @@ const AuthServiceSchema: ServiceSchema<Record<string, never>, AuthService> = {
         this: AuthService,
         ctx: Context<ParamsOf<"auth.verifyAccessToken">>,
       ): Promise<ResultOf<"auth.verifyAccessToken">> {
-        const claims = verifyAccessToken(ctx.params.token, this.config);
+        const claims = verifyAccessToken(ctx.params.token, this.config, {
+          ignoreExpiration: ctx.params.ignore_expiration ?? false,
+        });
         const status = await call(ctx, "users.status", { id: claims.sub });
         if (!status.exists || status.removed) throw new UserRemovedError();
         return { id: claims.sub, token_id: claims.jti };
@@ -72,17 +90,66 @@ const AuthServiceSchema: ServiceSchema<Record<string, never>, AuthService> = {
       },
     },
 
+    /** POST /auth/refresh-token; the gateway verified the access token's signature (not its expiry). */
     refresh: {
-      handler(): never {
-        throw new NotImplementedError();
+      params: RefreshParams,
+      handler(
+        this: AuthService,
+        ctx: Context<ParamsOf<"auth.refresh">, AuthMeta>,
+      ): Promise<ResultOf<"auth.refresh">> {
+        const caller = ctx.meta.user;
+        if (!caller) throw new NotAuthenticatedError();
+        return refreshTokens(this.refreshDeps(), caller.id, ctx.params.refresh_token);
       },
     },
 
     verifyApiKey: {
       visibility: "public",
       params: VerifyApiKeyParams,
-      handler(): never {
-        throw new NotImplementedError();
+      async handler(
+        this: AuthService,
+        ctx: Context<ParamsOf<"auth.verifyApiKey">>,
+      ): Promise<ResultOf<"auth.verifyApiKey">> {
+        const parsed = parseApiKey(ctx.params.key);
+        if (!parsed) throw new InvalidApiKeyError();
+        checkApiKey(await this.apiKeyRecord(parsed.id), parsed.secret, ctx.params.scope);
+        return { key_id: parsed.id, scope: ctx.params.scope };
+      },
+    },
+
+    createApiKey: {
+      visibility: "public",
+      params: CreateApiKeyParams,
+      async handler(
+        this: AuthService,
+        ctx: Context<ParamsOf<"auth.createApiKey">>,
+      ): Promise<ResultOf<"auth.createApiKey">> {
+        const key = newApiKey();
+        await this.apiKeys.create(
+          {
+            id: key.id,
+            scope: ctx.params.scope,
+            secretHash: key.secretHash,
+            label: ctx.params.label ?? null,
+          },
+          new Date(),
+        );
+        return { id: key.id, scope: ctx.params.scope, key: key.key };
+      },
+    },
+
+    revokeApiKey: {
+      visibility: "public",
+      params: RevokeApiKeyParams,
+      async handler(
+        this: AuthService,
+        ctx: Context<ParamsOf<"auth.revokeApiKey">>,
+      ): Promise<ResultOf<"auth.revokeApiKey">> {
+        const revoked = await this.apiKeys.revoke(ctx.params.id, new Date());
+        if (!revoked && !(await this.apiKeys.findById(ctx.params.id)))
+          throw new NotFoundError("API key not found");
+        await cleanCache(this, apiKeyCacheKey(ctx.params.id));
+        return { revoked };
       },
     },
   },
@@ -95,12 +162,38 @@ const AuthServiceSchema: ServiceSchema<Record<string, never>, AuthService> = {
     },
   },
 
+  methods: {
+    refreshDeps(this: AuthService): RefreshDeps {
+      return {
+        repo: this.refreshTokens,
+        signAccess: (userId, nowSeconds) => signAccessToken(userId, this.config, nowSeconds),
+        refreshTtlSeconds: this.config.refreshTokenTtlSeconds,
+        graceSeconds: this.config.refreshGraceSeconds,
+        now: () => new Date(),
+      };
+    },
+
+    /** The key's record (hash, scope, revocation), cached by key id; revocation cleans the entry. */
+    async apiKeyRecord(this: AuthService, id: string) {
+      const cacher = this.broker.cacher;
+      const cached = cacher ? await cacher.get(apiKeyCacheKey(id)) : null;
+      if (cached) return cached as Pick<ApiKeyDoc, "scope" | "secret_hash" | "revoked_at">;
+      const doc = await this.apiKeys.findById(id);
+      if (!doc) return null;
+      const record = { scope: doc.scope, secret_hash: doc.secret_hash, revoked_at: doc.revoked_at };
+      if (cacher) await cacher.set(apiKeyCacheKey(id), record);
+      return record;
+    },
+  },
+
   created(this: AuthService) {
     this.config = serviceConfig(this);
   },
 
   async started(this: AuthService) {
-    this.refreshTokens = new RefreshTokensRepository(await serviceStore(this));
+    const store = await serviceStore(this);
+    this.refreshTokens = new RefreshTokensRepository(store);
+    this.apiKeys = new ApiKeysRepository(store);
     await this.refreshTokens.init();
   },
 };

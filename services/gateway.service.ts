@@ -97,7 +97,10 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
         const token = bearerToken(req.headers.authorization);
         if (!token) throw new NotAuthenticatedError();
         if (token.length > MAX_TOKEN_LENGTH) throw new TokenInvalidError("jwt malformed");
-        return call(ctx, "auth.verifyAccessToken", { token });
+        return call(ctx, "auth.verifyAccessToken", {
+          token,
+          ignore_expiration: spec.acceptExpiredToken ?? false,
+        });
       }
       const key = req.headers["x-api-key"];
       if (typeof key !== "string" || key === "") throw new NotAuthenticatedError();

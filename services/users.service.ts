@@ -13,13 +13,23 @@ import {
   StatusParams,
   type UserRemovedEvent,
 } from "../shared/contracts/users";
-import { ConflictError, NotFoundError, NotImplementedError } from "../shared/errors";
+import type { AuthMeta } from "../shared/contracts/common";
+import { RoundMemberJoinedEvent } from "../shared/contracts/rounds";
+import { ConflictError, NotAuthenticatedError, NotFoundError } from "../shared/errors";
 import { cleanCache, serviceStore } from "../shared/runtime";
+import { toFriends, toPayment } from "./users/lists";
+import { PaymentsRepository } from "./users/payments.repository";
 import { toProfile, UsersRepository } from "./users/users.repository";
 
 interface UsersService extends Service {
   repo: UsersRepository;
+  payments: PaymentsRepository;
 }
+
+const callerId = (ctx: Context<unknown, AuthMeta>): string => {
+  if (!ctx.meta.user) throw new NotAuthenticatedError();
+  return ctx.meta.user.id;
+};
 
 const UsersServiceSchema: ServiceSchema<Record<string, never>, UsersService> = {
   name: "users",
@@ -83,7 +93,8 @@ const UsersServiceSchema: ServiceSchema<Record<string, never>, UsersService> = {
       ): Promise<ResultOf<"users.remove">> {
         const doc = await this.repo.markRemoved(ctx.params.id, new Date());
         if (!doc) throw new NotFoundError("User not found");
-        await cleanCache(this, `users.status:${doc._id}`, "users.profiles:**");
+        // A removed user leaves every friends list they were on.
+        await cleanCache(this, `users.status:${doc._id}`, "users.profiles:**", "users.friends:**");
         const event: UserRemovedEvent = {
           user_id: doc._id,
           removed_at: (doc.removed_at as Date).toISOString(),
@@ -93,16 +104,23 @@ const UsersServiceSchema: ServiceSchema<Record<string, never>, UsersService> = {
       },
     },
 
-    // GET /users/friends and /users/payments come with the accounts issue.
+    /** GET /users/friends: cached per caller (the key is the caller's id, never shared). */
     friends: {
-      handler(): never {
-        throw new NotImplementedError();
+      cache: { keys: ["#user.id"] },
+      async handler(this: UsersService, ctx: Context<unknown, AuthMeta>): Promise<ResultOf<"users.friends">> {
+        const ids = await this.repo.friendIds(callerId(ctx));
+        return toFriends(await this.repo.findByIds(ids));
       },
     },
 
+    /** GET /users/payments: newest first, cached per caller, cleaned when a payment is added. */
     payments: {
-      handler(): never {
-        throw new NotImplementedError();
+      cache: { keys: ["#user.id"] },
+      async handler(
+        this: UsersService,
+        ctx: Context<unknown, AuthMeta>,
+      ): Promise<ResultOf<"users.payments">> {
+        return (await this.payments.listByUser(callerId(ctx))).map(toPayment);
       },
     },
 
@@ -117,15 +135,37 @@ const UsersServiceSchema: ServiceSchema<Record<string, never>, UsersService> = {
         const [userA, userB] = await Promise.all([this.repo.findById(a), this.repo.findById(b)]);
         if (!userA || !userB) throw new NotFoundError("User not found");
         const created = await this.repo.addFriendship(a, b, new Date());
-        await cleanCache(this, "users.areFriends:**");
+        await cleanCache(this, "users.areFriends:**", `users.friends:${a}`, `users.friends:${b}`);
         return { created };
       },
     },
   },
 
+  events: {
+    /** A paid seat becomes a pending payment, once per user and round whatever the deliveries. */
+    [Events.roundMemberJoined]: {
+      params: RoundMemberJoinedEvent,
+      async handler(this: UsersService, ctx: Context<RoundMemberJoinedEvent>) {
+        const e = ctx.params;
+        if (!(Number(e.entry_fee) > 0)) return;
+        const created = await this.payments.createPending({
+          user_id: e.user_id,
+          round_id: e.round_id,
+          amount: e.entry_fee,
+          currency: e.currency,
+          description: `Entry fee for round ${e.uniq_id}`,
+          created_at: new Date(e.joined_at),
+        });
+        if (created) await cleanCache(this, `users.payments:${e.user_id}`);
+      },
+    },
+  },
+
   async started(this: UsersService) {
-    this.repo = new UsersRepository(await serviceStore(this));
-    await this.repo.init();
+    const store = await serviceStore(this);
+    this.repo = new UsersRepository(store);
+    this.payments = new PaymentsRepository(store);
+    await Promise.all([this.repo.init(), this.payments.init()]);
   },
 };
 

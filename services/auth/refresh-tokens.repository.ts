@@ -1,6 +1,7 @@
 /**
- * Refresh tokens, stored by hash. Every sign-in starts a family; each refresh adds a token to it (issue
- * "Accounts" completes rotation and reuse detection on top of this shape).
+ * Refresh tokens, stored only by their SHA-256. Every sign-in starts a family; every refresh rotates the
+ * presented token (marks it rotated, names its successor) and adds the successor to the family. All
+ * state changes are conditional updates, so two concurrent refreshes of one token cannot both win.
  */
 import { randomUUID } from "node:crypto";
 import type { Collection, Store } from "../../shared/storage";
@@ -9,9 +10,13 @@ export interface RefreshTokenDoc {
   _id: string; // SHA-256 of the token
   family_id: string;
   user_id: string;
+  parent: string | null;
   created_at: Date;
   expires_at: Date;
   rotated_at: Date | null;
+  replaced_by: string | null;
+  /** When the grace window was spent on this token (it works once more after rotation, see decisions). */
+  grace_used_at: Date | null;
   revoked_at: Date | null;
 }
 
@@ -28,19 +33,64 @@ export class RefreshTokensRepository {
   }
 
   async startFamily(userId: string, hash: string, now: Date, expiresAt: Date): Promise<RefreshTokenDoc> {
+    return this.insert({ hash, familyId: randomUUID(), userId, parent: null, now, expiresAt });
+  }
+
+  insert(t: {
+    hash: string;
+    familyId: string;
+    userId: string;
+    parent: string | null;
+    now: Date;
+    expiresAt: Date;
+  }) {
     return this.tokens.insertOne({
-      _id: hash,
-      family_id: randomUUID(),
-      user_id: userId,
-      created_at: now,
-      expires_at: expiresAt,
+      _id: t.hash,
+      family_id: t.familyId,
+      user_id: t.userId,
+      parent: t.parent,
+      created_at: t.now,
+      expires_at: t.expiresAt,
       rotated_at: null,
+      replaced_by: null,
+      grace_used_at: null,
       revoked_at: null,
     });
   }
 
   findByHash(hash: string): Promise<RefreshTokenDoc | null> {
     return this.tokens.findOne({ _id: hash });
+  }
+
+  /** Rotates a live, never-rotated token; false when another refresh got there first or it was revoked. */
+  async markRotated(hash: string, successor: string, now: Date): Promise<boolean> {
+    const matched = await this.tokens.updateOne(
+      { _id: hash, rotated_at: null, revoked_at: null },
+      { $set: { rotated_at: now, replaced_by: successor } },
+    );
+    return matched === 1;
+  }
+
+  /** Spends the grace window of a rotated token, once, if it was rotated at or after `since`. */
+  async useGrace(hash: string, successor: string, since: Date, now: Date): Promise<boolean> {
+    const matched = await this.tokens.updateOne(
+      { _id: hash, rotated_at: { $gte: since }, grace_used_at: null, revoked_at: null },
+      { $set: { grace_used_at: now, replaced_by: successor } },
+    );
+    return matched === 1;
+  }
+
+  /** Revokes a token that was never used; false when it was used (rotated) or is already revoked. */
+  async revokeIfUnused(hash: string, now: Date): Promise<boolean> {
+    const matched = await this.tokens.updateOne(
+      { _id: hash, rotated_at: null, revoked_at: null },
+      { $set: { revoked_at: now } },
+    );
+    return matched === 1;
+  }
+
+  revokeFamily(familyId: string, now: Date): Promise<number> {
+    return this.tokens.updateMany({ family_id: familyId, revoked_at: null }, { $set: { revoked_at: now } });
   }
 
   /** Revokes every live token of the user (user removed). */

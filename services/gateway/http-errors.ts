@@ -30,7 +30,9 @@ export function toFastApiIssues(issues: ValidationIssue[], spec: RouteSpec | und
     // Issues raised by the gateway itself (body parsing) already carry their head.
     const loc = heads.has(String(i.loc[0])) ? i.loc : [originOf(spec, i.loc[0]), ...i.loc];
     const out: ValidationIssue = { type: i.type, loc, msg: i.msg };
-    if ("input" in i) out.input = i.input === undefined ? null : i.input;
+    // FastAPI reports a missing path or query parameter with input null (a body field: the body).
+    const missingParam = i.type === "missing" && (loc[0] === "query" || loc[0] === "path");
+    if ("input" in i) out.input = i.input === undefined || missingParam ? null : i.input;
     return out;
   });
 }

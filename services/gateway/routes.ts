@@ -15,6 +15,8 @@ export interface RouteSpec {
   body: BodyKind;
   /** Query parameters handed to the action. */
   query?: string[];
+  /** The access token's expiry is not checked (refreshing is what a client does when it expired). */
+  acceptExpiredToken?: boolean;
 }
 
 export const routes: RouteSpec[] = [
@@ -32,6 +34,7 @@ export const routes: RouteSpec[] = [
     action: "auth.refresh",
     auth: "bearer",
     body: "json-object",
+    acceptExpiredToken: true,
   },
   {
     method: "POST",

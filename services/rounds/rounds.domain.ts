@@ -124,6 +124,7 @@ async function announce(deps: RoundsDeps, doc: RoundDoc, userId: string): Promis
   try {
     await deps.emitJoined({
       round_id: doc._id,
+      uniq_id: doc.uniq_id,
       user_id: userId,
       attributes: member.attributes,
       entry_fee: doc.entry_fee,

@@ -96,6 +96,12 @@ export class UsersRepository {
     }
   }
 
+  /** Ids of the user's friends (friendship is mutual: one document per pair). */
+  async friendIds(userId: string): Promise<string[]> {
+    const docs = await this.friendships.find({ users: userId });
+    return docs.map((d) => (d.users[0] === userId ? d.users[1] : d.users[0]));
+  }
+
   async areFriends(a: string, b: string): Promise<boolean> {
     return (await this.friendships.findOne({ _id: friendshipId(a, b) })) !== null;
   }

@@ -133,6 +133,12 @@ export const configSchema = {
     "Lifetime of a refresh token in seconds",
     int(60),
   ),
+  refreshGraceSeconds: entry(
+    "REFRESH_GRACE_SECONDS",
+    "30",
+    "Seconds after a refresh in which the previous refresh token still works once (lost responses)",
+    int(0, 3600),
+  ),
   defaultCurrency: entry(
     "DEFAULT_CURRENCY",
     "RUB",

@@ -3,7 +3,11 @@ import { Type, type Static } from "@sinclair/typebox";
 import type { Caller } from "./common";
 import { Id } from "./common";
 
-export const VerifyTokenParams = Type.Object({ token: Type.String({ minLength: 1, maxLength: 8192 }) });
+export const VerifyTokenParams = Type.Object({
+  token: Type.String({ minLength: 1, maxLength: 8192 }),
+  /** POST /auth/refresh-token accepts an expired access token (refreshing is what a client does then). */
+  ignore_expiration: Type.Optional(Type.Boolean()),
+});
 export type VerifyTokenParams = Static<typeof VerifyTokenParams>;
 export type VerifyTokenResult = Caller;
 
@@ -24,10 +28,31 @@ export const TokenSet = Type.Object({
 });
 export type TokenSet = Static<typeof TokenSet>;
 
-export const RefreshTokenBody = Type.Object({ refresh_token: Type.String() });
+/** POST /auth/refresh-token: the body's field; the caller comes from the access token. */
+export const RefreshParams = Type.Object({ refresh_token: Type.String({ maxLength: 512 }) });
+export type RefreshParams = Static<typeof RefreshParams>;
 
 export const VerifyApiKeyParams = Type.Object({
   key: Type.String({ minLength: 1, maxLength: 512 }),
   scope: Type.Union([Type.Literal("app"), Type.Literal("notifications")]),
 });
 export type VerifyApiKeyParams = Static<typeof VerifyApiKeyParams>;
+export interface VerifyApiKeyResult {
+  key_id: string;
+  scope: "app" | "notifications";
+}
+
+export const CreateApiKeyParams = Type.Object({
+  scope: Type.Union([Type.Literal("app"), Type.Literal("notifications")]),
+  label: Type.Optional(Type.String({ maxLength: 200 })),
+});
+export type CreateApiKeyParams = Static<typeof CreateApiKeyParams>;
+/** The key itself is shown once, here, and never again. */
+export interface CreateApiKeyResult {
+  id: string;
+  scope: "app" | "notifications";
+  key: string;
+}
+
+export const RevokeApiKeyParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) });
+export type RevokeApiKeyParams = Static<typeof RevokeApiKeyParams>;

@@ -4,19 +4,27 @@
  */
 import type { CallingOptions } from "moleculer";
 import type {
+  CreateApiKeyParams,
+  CreateApiKeyResult,
   IssueTokensParams,
+  RefreshParams,
+  RevokeApiKeyParams,
   TokenSet,
   VerifyApiKeyParams,
+  VerifyApiKeyResult,
   VerifyTokenParams,
   VerifyTokenResult,
 } from "./auth";
 import type { Round } from "./round";
+import type { AppSettingsParams, AppSettingsResult, PlatformVersions, SetVersionsParams } from "./settings";
 import type { CreateRoundParams, GetRoundParams, JoinRoundParams } from "./rounds";
 import type { CreateItemParams, CreateStoreParams, GetItemParams, ItemInfo, StoreInfo } from "./stores";
 import type {
   AddFriendsParams,
   AreFriendsParams,
   CreateUserParams,
+  Friend,
+  Payment,
   ProfilesParams,
   ProfilesResult,
   RemoveUserParams,
@@ -28,16 +36,23 @@ import type {
 export interface ActionContracts {
   "auth.verifyAccessToken": [VerifyTokenParams, VerifyTokenResult];
   "auth.issueTokens": [IssueTokensParams, TokenSet];
-  "auth.verifyApiKey": [VerifyApiKeyParams, { key_id: string; scope: string }];
+  "auth.verifyApiKey": [VerifyApiKeyParams, VerifyApiKeyResult];
+  "auth.refresh": [RefreshParams, TokenSet];
+  "auth.createApiKey": [CreateApiKeyParams, CreateApiKeyResult];
+  "auth.revokeApiKey": [RevokeApiKeyParams, { revoked: boolean }];
   "users.profiles": [ProfilesParams, ProfilesResult];
   "users.status": [StatusParams, StatusResult];
   "users.areFriends": [AreFriendsParams, boolean];
   "users.create": [CreateUserParams, UserProfile];
   "users.remove": [RemoveUserParams, UserProfile];
   "users.addFriends": [AddFriendsParams, { created: boolean }];
+  "users.friends": [Record<string, never>, Friend[]];
+  "users.payments": [Record<string, never>, Payment[]];
   "stores.item": [GetItemParams, ItemInfo];
   "stores.createStore": [CreateStoreParams, StoreInfo & { manager_ids: string[] }];
   "stores.createItem": [CreateItemParams, ItemInfo];
+  "settings.appSettings": [AppSettingsParams, AppSettingsResult];
+  "settings.setVersions": [SetVersionsParams, PlatformVersions];
   "rounds.get": [GetRoundParams, Round];
   "rounds.join": [JoinRoundParams, Round];
   "rounds.create": [CreateRoundParams, { id: string; uniq_id: string }];

@@ -53,6 +53,7 @@ export type CertificateInput = Static<typeof RoundCertificate>;
 /** Event `round.member.joined`, emitted once per new membership. */
 export const RoundMemberJoinedEvent = Type.Object({
   round_id: Type.String(),
+  uniq_id: Type.String(),
   user_id: Type.String(),
   attributes: Type.Array(Type.Integer()),
   entry_fee: Type.String(),

@@ -49,3 +49,27 @@ export interface UserRemovedEvent {
   user_id: string;
   removed_at: string;
 }
+
+/** §2.13, an element of GET /users/friends. */
+export const Friend = Type.Object({
+  id: Type.String(),
+  phone: Type.String(),
+  first_name: Type.String(),
+  last_name: Type.String(),
+  username: Type.String(),
+  avatar_url: Type.String(),
+});
+export type Friend = Static<typeof Friend>;
+export const FriendList = Type.Array(Friend);
+
+/** §2.14, an element of GET /users/payments. */
+export const Payment = Type.Object({
+  id: Type.String(),
+  amount: Type.String(),
+  description: Type.String(),
+  order_id: Type.String(),
+  status: Type.String(),
+  round_id: Type.String(),
+});
+export type Payment = Static<typeof Payment>;
+export const PaymentList = Type.Array(Payment);

@@ -2,7 +2,6 @@
  * Loads the demo dataset through the services' own actions (each service writes its own collections)
  * and returns the manifest: ids, tokens and keys a person or a test needs to call the API.
  */
-import { randomBytes } from "node:crypto";
 import type { ServiceBroker } from "moleculer";
 import { call } from "../contracts";
 import type { TokenSet } from "../contracts/auth";
@@ -226,16 +225,41 @@ export async function seed(broker: ServiceBroker, baseUrl: string | null = null)
     }),
   };
 
+  // Bob joins the paid event round the way a client does, so his payments list is not empty.
+  await call(
+    broker,
+    "rounds.join",
+    { round_id: rounds.event, attributes: [] },
+    { meta: { user: { id: bob.id, token_id: "seed" } } },
+  );
+
+  await call(broker, "settings.setVersions", {
+    platform: "android",
+    current_version: "2.4.0",
+    min_version: "2.0.0",
+  });
+  await call(broker, "settings.setVersions", {
+    platform: "ios",
+    current_version: "2.4.1",
+    min_version: "2.1.0",
+  });
+  await call(broker, "settings.setVersions", {
+    platform: "ru_store",
+    current_version: "2.3.0",
+    min_version: "2.0.0",
+  });
+  const appKey = await call(broker, "auth.createApiKey", { scope: "app", label: "demo app" });
+  const notificationsKey = await call(broker, "auth.createApiKey", {
+    scope: "notifications",
+    label: "demo notifications",
+  });
+
   return {
     generated_at: new Date().toISOString(),
     base_url: baseUrl,
     users: { alice, bob, carol, removed, crowd },
     rounds,
     stores: { alice_store: aliceStore.id, blogger_store: bloggerStore.id },
-    // Placeholders until API keys exist (accounts issue); they are random, so nothing can guess them.
-    api_keys: {
-      app: `ak_app_${randomBytes(18).toString("base64url")}`,
-      notifications: `ak_ntf_${randomBytes(18).toString("base64url")}`,
-    },
+    api_keys: { app: appKey.key, notifications: notificationsKey.key },
   };
 }

@@ -44,7 +44,10 @@ export async function startSystem(opts: StartOptions = {}): Promise<System> {
   await broker.start();
   const gateway = broker.getLocalService("gateway") as unknown as { server: Server };
   const baseUrl = `http://127.0.0.1:${(gateway.server.address() as AddressInfo).port}`;
-  const manifest = await seed(broker, baseUrl);
+  const manifest = await seed(broker, baseUrl).catch(async (err: unknown) => {
+    await broker.stop();
+    throw err;
+  });
   return { broker, config, baseUrl, manifest, stop: () => broker.stop() };
 }
 

@@ -159,6 +159,7 @@ describe("joinRound", () => {
     expect(events).toEqual([
       {
         round_id: "round-1",
+        uniq_id: "R-ABCDEF",
         user_id: BOB,
         attributes: [102, 201],
         entry_fee: "150.00",
