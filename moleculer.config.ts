@@ -45,6 +45,9 @@ export function brokerOptions(config: Config): BrokerOptions {
       check: (err) => !!(err as { retryable?: boolean }).retryable,
     },
     registry: { strategy: "RoundRobin", preferLocal: true },
+    // How often a starting service looks for the services it depends on (a local registry lookup, cheap);
+    // the default second makes every start-up wait a second for nothing.
+    dependencyInterval: 100,
     // A node is declared dead after missing heartbeats for this long, and its calls are re-routed.
     heartbeatInterval: 5,
     heartbeatTimeout: 15,

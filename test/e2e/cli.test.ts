@@ -8,7 +8,19 @@ import os from "node:os";
 import path from "node:path";
 
 const root = path.resolve(__dirname, "../..");
-const tsNode = ["-r", "ts-node/register/transpile-only"];
+/** The compiled entry points, as `npm start` and the Docker image run them (built once for this file). */
+const bin = (name: string) => path.join(root, "dist", "bin", `${name}.js`);
+beforeAll(() => {
+  const build = spawnSync(
+    process.execPath,
+    [require.resolve("typescript/bin/tsc"), "-p", "tsconfig.build.json"],
+    {
+      cwd: root,
+      encoding: "utf8",
+    },
+  );
+  if (build.status !== 0) throw new Error(`build failed: ${build.stdout}${build.stderr}`);
+}, 120_000);
 
 function env(dataDir: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const base = { ...process.env };
@@ -17,7 +29,7 @@ function env(dataDir: string, extra: Record<string, string> = {}): NodeJS.Proces
 }
 
 function ctl(dataDir: string, ...args: string[]) {
-  return spawnSync(process.execPath, [...tsNode, "bin/ctl.ts", ...args], {
+  return spawnSync(process.execPath, [bin("ctl"), ...args], {
     cwd: root,
     env: env(dataDir),
     encoding: "utf8",
@@ -89,6 +101,79 @@ describe("ctl seed and token", () => {
     expect(res.stderr).toMatch(/User not found/);
   });
 
+  it("when users, friends, keys and versions are managed from the CLI, then each command prints what it did", () => {
+    const added = ctl(
+      dataDir,
+      "user",
+      "add",
+      "--phone",
+      "+15550001",
+      "--username",
+      "dana",
+      "--first",
+      "Dana",
+    );
+    expect(added.status).toBe(0);
+    const dana = JSON.parse(added.stdout);
+    expect(dana).toEqual(
+      expect.objectContaining({ username: "dana", first_name: "Dana", last_name: null, removed: false }),
+    );
+
+    expect(JSON.parse(ctl(dataDir, "friends", "add", dana.id, manifest.users.alice.id).stdout)).toEqual({
+      created: true,
+    });
+
+    const key = JSON.parse(
+      ctl(dataDir, "apikey", "add", "--scope", "notifications", "--label", "ops").stdout,
+    );
+    expect(key).toEqual({
+      id: expect.any(String),
+      scope: "notifications",
+      key: expect.stringMatching(/^ak\./),
+    });
+    expect(JSON.parse(ctl(dataDir, "apikey", "revoke", key.id).stdout)).toEqual({ revoked: true });
+
+    const version = ctl(
+      dataDir,
+      "app-version",
+      "set",
+      "--platform",
+      "ios",
+      "--current",
+      "3.1.0",
+      "--min",
+      "3.0",
+    );
+    expect(JSON.parse(version.stdout)).toEqual({
+      platform: "ios",
+      current_version: "3.1.0",
+      min_version: "3.0",
+    });
+    const badVersion = ctl(
+      dataDir,
+      "app-version",
+      "set",
+      "--platform",
+      "ios",
+      "--current",
+      "3.1.0",
+      "--min",
+      "4.0",
+    );
+    expect(badVersion.status).toBe(1);
+    expect(badVersion.stderr).toMatch(/min_version/);
+
+    const removed = JSON.parse(ctl(dataDir, "user", "remove", dana.id).stdout);
+    expect(removed).toEqual(expect.objectContaining({ id: dana.id, removed: true }));
+  });
+
+  it("when a command is wrong or incomplete, then it prints the usage and exits 2", () => {
+    const res = ctl(dataDir, "apikey", "add");
+    expect(res.status).toBe(2);
+    expect(res.stderr).toMatch(/--scope is required/);
+    expect(res.stderr).toMatch(/Usage/);
+  });
+
   it("when seeding with --reset, then the store starts over with new ids", () => {
     const res = ctl(dataDir, "seed", "--reset");
     expect(res.status).toBe(0);
@@ -104,7 +189,7 @@ describe("start on an empty DATA_DIR", () => {
 
   it("when started, then it seeds, writes the manifest, prints URL and curl, and serves the rounds", async () => {
     const dataDir = tmp();
-    child = spawn(process.execPath, [...tsNode, "bin/start.ts"], {
+    child = spawn(process.execPath, [bin("start")], {
       cwd: root,
       env: env(dataDir, { PORT: "0" }),
     });

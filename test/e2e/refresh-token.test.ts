@@ -1,0 +1,207 @@
+import jwt from "jsonwebtoken";
+import { TokenSet } from "../../shared/contracts/auth";
+import { storeOf } from "../../shared/storage";
+import { check } from "../../shared/validation";
+import { call } from "../../shared/contracts";
+import { api, newUser, startSystem, type System } from "../support/system";
+
+let sys: System;
+beforeAll(async () => {
+  sys = await startSystem();
+});
+afterAll(() => sys.stop());
+
+const refresh = (accessToken: string | undefined, body: unknown) =>
+  api(sys, "POST", "/auth/refresh-token", { token: accessToken, json: body });
+
+describe("POST /auth/refresh-token", () => {
+  it("when a valid refresh token is sent with the user's access token, then 200 with a new token set", async () => {
+    const user = await newUser(sys.broker);
+    const before = Math.floor(Date.now() / 1000);
+    const res = await refresh(user.access_token, { refresh_token: user.refresh_token });
+    expect(res.status).toBe(200);
+    expect(check(TokenSet, res.body)).toBe(true);
+    expect(res.body.token_type).toBe("Bearer");
+    expect(res.body.refresh_token).not.toBe(user.refresh_token);
+    expect(res.body.expires_at).toBeGreaterThanOrEqual(before + sys.config.accessTokenTtlSeconds);
+    expect(res.body.expires_at).toBeLessThanOrEqual(before + sys.config.accessTokenTtlSeconds + 5);
+    expect(res.body.refresh_token_expires_at).toBeGreaterThanOrEqual(
+      before + sys.config.refreshTokenTtlSeconds,
+    );
+    const round = await api(sys, "GET", `/rounds/${sys.manifest.rounds.open}`, {
+      token: res.body.access_token,
+    });
+    expect(round.status).toBe(200);
+  });
+
+  it("when the access token has expired but its signature is valid, then the refresh still works", async () => {
+    const user = await newUser(sys.broker);
+    const past = Math.floor(Date.now() / 1000) - 7200;
+    const expired = jwt.sign({ sub: user.id, jti: "old", iat: past, exp: past + 900 }, sys.config.jwtSecret, {
+      algorithm: "HS256",
+      issuer: sys.config.jwtIssuer,
+    });
+    expect((await api(sys, "GET", `/rounds/${sys.manifest.rounds.open}`, { token: expired })).status).toBe(
+      401,
+    );
+    const res = await refresh(expired, { refresh_token: user.refresh_token });
+    expect(res.status).toBe(200);
+  });
+
+  it("when no Authorization header is sent, then 401 Not authenticated", async () => {
+    const res = await refresh(undefined, { refresh_token: "x" });
+    expect(res.status).toBe(401);
+    expect(res.body).toEqual({ detail: "Not authenticated" });
+  });
+
+  it("when the access token's signature is bad, then 401 Token invalid", async () => {
+    const user = await newUser(sys.broker);
+    const forged = jwt.sign({ sub: user.id, jti: "x" }, "some-other-secret-that-is-long-enough!!", {
+      algorithm: "HS256",
+      issuer: sys.config.jwtIssuer,
+    });
+    const res = await refresh(forged, { refresh_token: user.refresh_token });
+    expect(res.status).toBe(401);
+    expect(res.body).toEqual({ detail: "Token invalid: invalid signature" });
+  });
+
+  it("when the user was removed, then 401 User removed", async () => {
+    const { removed } = sys.manifest.users;
+    const res = await refresh(removed.access_token, { refresh_token: removed.refresh_token });
+    expect(res.status).toBe(401);
+    expect(res.body).toEqual({ detail: "User removed" });
+  });
+
+  it("when refresh_token is missing, then 422 missing at body.refresh_token", async () => {
+    const res = await refresh(sys.manifest.users.alice.access_token, {});
+    expect(res.status).toBe(422);
+    expect(res.body).toEqual({
+      detail: [{ type: "missing", loc: ["body", "refresh_token"], msg: "Field required", input: {} }],
+    });
+  });
+
+  it("when refresh_token is not a string, then 422 string_type", async () => {
+    const res = await refresh(sys.manifest.users.alice.access_token, { refresh_token: 42 });
+    expect(res.status).toBe(422);
+    expect(res.body.detail).toEqual([
+      {
+        type: "string_type",
+        loc: ["body", "refresh_token"],
+        msg: "Input should be a valid string",
+        input: 42,
+      },
+    ]);
+  });
+
+  it("when the refresh token is unknown, then 401 Token invalid", async () => {
+    const res = await refresh(sys.manifest.users.alice.access_token, { refresh_token: "no-such-token" });
+    expect(res.status).toBe(401);
+    expect(res.body).toEqual({ detail: "Token invalid: refresh token unknown" });
+  });
+
+  it("when the refresh token belongs to another user, then 401 and the token keeps working for its owner", async () => {
+    const owner = await newUser(sys.broker);
+    const other = await newUser(sys.broker);
+    const res = await refresh(other.access_token, { refresh_token: owner.refresh_token });
+    expect(res.status).toBe(401);
+    expect(res.body).toEqual({ detail: "Token invalid: refresh token belongs to another user" });
+    expect((await refresh(owner.access_token, { refresh_token: owner.refresh_token })).status).toBe(200);
+  });
+
+  it("when a user is removed, then their refresh tokens are revoked", async () => {
+    const user = await newUser(sys.broker);
+    await call(sys.broker, "users.remove", { id: user.id });
+    const store = await storeOf(sys.broker, sys.config);
+    const docs = await store
+      .collection<{ _id: string; user_id: string; revoked_at: Date | null }>("refresh_tokens")
+      .find({ user_id: user.id });
+    expect(docs.length).toBeGreaterThan(0);
+    docs.forEach((d) => expect(d.revoked_at).not.toBeNull());
+  });
+});
+
+describe("rotation and reuse detection", () => {
+  it("when a token is refreshed three times and the first is presented again, then the family is revoked", async () => {
+    const user = await newUser(sys.broker);
+    const first = user.refresh_token;
+    let current = first;
+    const sets: any[] = [];
+    for (let i = 0; i < 3; i++) {
+      const res = await refresh(user.access_token, { refresh_token: current });
+      expect(res.status).toBe(200);
+      sets.push(res.body);
+      current = res.body.refresh_token;
+    }
+    const replay = await refresh(user.access_token, { refresh_token: first });
+    expect(replay.status).toBe(401);
+    expect(replay.body).toEqual({ detail: "Token invalid: refresh token reused" });
+    const newest = await refresh(user.access_token, { refresh_token: current });
+    expect(newest.status).toBe(401);
+    expect(newest.body).toEqual({ detail: "Token invalid: refresh token revoked" });
+  });
+
+  it("when the response of a refresh was lost, then the previous token works once more within the grace window", async () => {
+    const user = await newUser(sys.broker);
+    const lost = await refresh(user.access_token, { refresh_token: user.refresh_token });
+    expect(lost.status).toBe(200);
+    const retry = await refresh(user.access_token, { refresh_token: user.refresh_token });
+    expect(retry.status).toBe(200);
+    expect(retry.body.refresh_token).not.toBe(lost.body.refresh_token);
+    // The successor the client never received is revoked; the retried one works.
+    expect((await refresh(user.access_token, { refresh_token: lost.body.refresh_token })).status).toBe(401);
+    const next = await refresh(user.access_token, { refresh_token: retry.body.refresh_token });
+    expect(next.status).toBe(200);
+  });
+
+  it("when the previous token is presented a second time within the window, then it is a reuse", async () => {
+    const user = await newUser(sys.broker);
+    await refresh(user.access_token, { refresh_token: user.refresh_token });
+    expect((await refresh(user.access_token, { refresh_token: user.refresh_token })).status).toBe(200);
+    const third = await refresh(user.access_token, { refresh_token: user.refresh_token });
+    expect(third.status).toBe(401);
+    expect(third.body).toEqual({ detail: "Token invalid: refresh token reused" });
+  });
+
+  it("when the grace window is over, then presenting the previous token revokes the family", async () => {
+    const short = await startSystem({ env: { REFRESH_GRACE_SECONDS: "1" } });
+    try {
+      const user = await newUser(short.broker);
+      const r1 = await api(short, "POST", "/auth/refresh-token", {
+        token: user.access_token,
+        json: { refresh_token: user.refresh_token },
+      });
+      await new Promise((r) => setTimeout(r, 1200));
+      const late = await api(short, "POST", "/auth/refresh-token", {
+        token: user.access_token,
+        json: { refresh_token: user.refresh_token },
+      });
+      expect(late.status).toBe(401);
+      expect(late.body).toEqual({ detail: "Token invalid: refresh token reused" });
+      const successor = await api(short, "POST", "/auth/refresh-token", {
+        token: user.access_token,
+        json: { refresh_token: r1.body.refresh_token },
+      });
+      expect(successor.status).toBe(401);
+    } finally {
+      await short.stop();
+    }
+  });
+});
+
+describe("stored secrets", () => {
+  it("when the store is read directly, then no refresh token or API key appears in plain text", async () => {
+    const store = await storeOf(sys.broker, sys.config);
+    const tokens = JSON.stringify(await store.collection<{ _id: string }>("refresh_tokens").find({}));
+    const keys = JSON.stringify(await store.collection<{ _id: string }>("api_keys").find({}));
+    const { users, api_keys } = sys.manifest;
+    for (const u of [users.alice, users.bob, users.carol, ...users.crowd]) {
+      expect(tokens).not.toContain(u.refresh_token);
+    }
+    expect(tokens.length).toBeGreaterThan(100);
+    for (const key of [api_keys.app, api_keys.notifications]) {
+      expect(keys).not.toContain(key);
+      expect(keys).not.toContain(key.split(".")[2]);
+    }
+    expect(keys.length).toBeGreaterThan(50);
+  });
+});
