@@ -22,32 +22,7 @@ import {
   profiles,
   STRANGER,
 } from "./fixtures";
-
-const SPEC_ROUND_KEYS = [
-  "id",
-  "uniq_id",
-  "status",
-  "entry_fee",
-  "is_active",
-  "is_private",
-  "is_ended",
-  "is_event",
-  "start_time",
-  "end_time",
-  "owner",
-  "members_count",
-  "max_members_count",
-  "variant",
-  "item",
-  "participant_statuses",
-  "in_favorites",
-  "question",
-  "certificate",
-  "locations",
-  "seconds_to_end",
-  "format_entry_fee",
-  "format_status",
-];
+import { SPEC_ROUND_KEYS } from "../support/spec-keys";
 
 const phonesOf = (round: Round): Record<string, string> =>
   Object.fromEntries((round.participant_statuses ?? []).map((p) => [p.user.id, p.user.phone]));
