@@ -74,7 +74,7 @@ export class RefreshTokensRepository {
   /** Spends the grace window of a rotated token, once, if it was rotated at or after `since`. */
   async useGrace(hash: string, successor: string, since: Date, now: Date): Promise<boolean> {
     const matched = await this.tokens.updateOne(
-      { _id: hash, rotated_at: { $gte: since }, grace_used_at: null, revoked_at: null },
+      { _id: hash, rotated_at: { $gte: since, $ne: null }, grace_used_at: null, revoked_at: null },
       { $set: { grace_used_at: now, replaced_by: successor } },
     );
     return matched === 1;

@@ -29,22 +29,33 @@ async function reused(deps: RefreshDeps, doc: RefreshTokenDoc, now: Date): Promi
   throw invalid("refresh token reused");
 }
 
-async function issueSuccessor(
+/**
+ * Stores a successor first, then lets `claim` retire the presented token in favour of it. Storing first
+ * matters: a concurrent request that decides "reused" revokes the whole family, and a successor stored
+ * after that would escape the revocation. A successor whose claim fails is revoked at once.
+ */
+async function rotate(
   deps: RefreshDeps,
   doc: RefreshTokenDoc,
-  token: string,
   now: Date,
-): Promise<TokenSet> {
+  claim: (successorHash: string) => Promise<boolean>,
+): Promise<TokenSet | null> {
+  const token = newRefreshToken();
+  const hash = hashToken(token);
   const nowSeconds = Math.floor(now.getTime() / 1000);
   const refreshExp = nowSeconds + deps.refreshTtlSeconds;
   await deps.repo.insert({
-    hash: hashToken(token),
+    hash,
     familyId: doc.family_id,
     userId: doc.user_id,
     parent: doc._id,
     now,
     expiresAt: new Date(refreshExp * 1000),
   });
+  if (!(await claim(hash))) {
+    await deps.repo.revokeIfUnused(hash, now);
+    return null;
+  }
   const access = deps.signAccess(doc.user_id, nowSeconds);
   return {
     access_token: access.token,
@@ -59,12 +70,16 @@ async function issueSuccessor(
 async function retryWithinGrace(deps: RefreshDeps, doc: RefreshTokenDoc, now: Date): Promise<TokenSet> {
   const since = new Date(now.getTime() - deps.graceSeconds * 1000);
   const rotatedAt = doc.rotated_at ? new Date(doc.rotated_at) : null;
-  if (!rotatedAt || rotatedAt < since || doc.grace_used_at || !doc.replaced_by) return reused(deps, doc, now);
-  // The successor must never have been used: if it was, the client has it, and this is a replay.
-  if (!(await deps.repo.revokeIfUnused(doc.replaced_by, now))) return reused(deps, doc, now);
-  const token = newRefreshToken();
-  if (!(await deps.repo.useGrace(doc._id, hashToken(token), since, now))) return reused(deps, doc, now);
-  return issueSuccessor(deps, doc, token, now);
+  const eligible =
+    deps.graceSeconds > 0 && rotatedAt && rotatedAt >= since && !doc.grace_used_at && doc.replaced_by;
+  if (!eligible) return reused(deps, doc, now);
+  const previousSuccessor = doc.replaced_by as string;
+  const set = await rotate(deps, doc, now, async (hash) => {
+    // The successor must never have been used: if it was, the client has it, and this is a replay.
+    if (!(await deps.repo.revokeIfUnused(previousSuccessor, now))) return false;
+    return deps.repo.useGrace(doc._id, hash, since, now);
+  });
+  return set ?? reused(deps, doc, now);
 }
 
 export async function refreshTokens(
@@ -80,9 +95,8 @@ export async function refreshTokens(
   if (new Date(doc.expires_at) <= now) throw invalid("refresh token expired");
   if (doc.rotated_at) return retryWithinGrace(deps, doc, now);
 
-  const token = newRefreshToken();
-  if (await deps.repo.markRotated(doc._id, hashToken(token), now))
-    return issueSuccessor(deps, doc, token, now);
+  const set = await rotate(deps, doc, now, (hash) => deps.repo.markRotated(doc._id, hash, now));
+  if (set) return set;
   // A concurrent refresh of the same token won the rotation: look again and take the grace path.
   const current = await deps.repo.findByHash(doc._id);
   if (!current || current.revoked_at) throw invalid("refresh token revoked");

@@ -8,11 +8,21 @@ import type { UserDoc } from "./users.repository";
  * left out. The spec types every field as a string, so an empty name or avatar is "" rather than null.
  */
 export function toFriends(users: UserDoc[]): Friend[] {
-  const key = (u: UserDoc) =>
-    [u.first_name ?? "", u.last_name ?? "", u.username].join("\u0000").toLowerCase();
+  const fields = (u: UserDoc) =>
+    [u.first_name ?? "", u.last_name ?? "", u.username].map((f) => f.toLowerCase());
+  // Field by field: joining them into one string would let "Al Zed" sort after "Alb Ann".
+  const byName = (a: UserDoc, b: UserDoc): number => {
+    const fa = fields(a);
+    const fb = fields(b);
+    for (let i = 0; i < fa.length; i++) {
+      const d = fa[i].localeCompare(fb[i]);
+      if (d !== 0) return d;
+    }
+    return a._id < b._id ? -1 : a._id > b._id ? 1 : 0;
+  };
   return users
     .filter((u) => u.removed_at === null)
-    .sort((a, b) => key(a).localeCompare(key(b)) || (a._id < b._id ? -1 : 1))
+    .sort(byName)
     .map((u) => ({
       id: u._id,
       phone: u.phone,
