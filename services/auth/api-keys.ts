@@ -46,7 +46,8 @@ export function checkApiKey(
   const expected = Buffer.from(record?.secret_hash ?? "", "hex");
   // Always one constant-time comparison of 32 bytes, even for an unknown id or a damaged record.
   const comparable = expected.length === presented.length;
-  const matches = timingSafeEqual(presented, comparable ? expected : Buffer.alloc(presented.length)) && comparable;
+  const matches =
+    timingSafeEqual(presented, comparable ? expected : Buffer.alloc(presented.length)) && comparable;
   if (!record || !matches) throw new InvalidApiKeyError();
   if (record.revoked_at) throw new InvalidApiKeyError("API key revoked");
   if (record.scope !== scope) throw new ForbiddenError("API key not allowed for this operation");
