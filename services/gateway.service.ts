@@ -7,11 +7,12 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Context, Service, ServiceSchema } from "moleculer";
 import ApiGateway from "moleculer-web";
 import { call } from "../shared/contracts";
-import type { Caller } from "../shared/contracts/common";
+import type { AuthMeta, Caller } from "../shared/contracts/common";
 import type { Config } from "../shared/config";
 import { NotAuthenticatedError, TokenInvalidError } from "../shared/errors";
 import { serviceConfig } from "../shared/runtime";
 import { toHttpError } from "./gateway/http-errors";
+import { readEventMultipart } from "./gateway/multipart";
 import { parseJsonBody, readRaw } from "./gateway/request-body";
 import { routeByAction, routes, type RouteSpec } from "./gateway/routes";
 
@@ -35,6 +36,7 @@ interface GatewayService extends Service {
   aliases: AliasLike[];
   server: import("node:http").Server;
   specOf(req: Req): RouteSpec | undefined;
+  readUpload(ctx: Context<unknown, AuthMeta>, req: Req, storeId: string): Promise<Record<string, unknown>>;
   sendJson(res: Res, status: number, body: unknown, headers?: Record<string, string>): void;
 }
 
@@ -93,6 +95,7 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
     ): Promise<Caller | null> {
       const spec = this.specOf(req);
       if (!spec) return null;
+      if (spec.auth === "none") return null;
       if (spec.auth === "bearer") {
         const token = bearerToken(req.headers.authorization);
         if (!token) throw new NotAuthenticatedError();
@@ -112,7 +115,12 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
      * Runs after authentication: turns path, query and body into the action's parameters. (moleculer-web
      * has no later hook before the call, and reading bodies only after authentication is the point.)
      */
-    async authorize(this: GatewayService, _ctx: Context, _route: unknown, req: Req): Promise<void> {
+    async authorize(
+      this: GatewayService,
+      ctx: Context<unknown, AuthMeta>,
+      _route: unknown,
+      req: Req,
+    ): Promise<void> {
       const spec = this.specOf(req);
       if (!spec) return;
       const path = Object.fromEntries(
@@ -121,11 +129,32 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
       const query = Object.fromEntries(
         (spec.query ?? []).filter((q) => req.query?.[q] !== undefined).map((q) => [q, req.query?.[q]]),
       );
+      if (spec.body === "multipart") {
+        req.$params = { ...path, ...(await this.readUpload(ctx, req, String(path.store_id))) };
+        return;
+      }
       let body: Record<string, unknown> = {};
       if (spec.body === "json-object" || spec.body === "json-object-or-null") {
         body = parseJsonBody(await readRaw(req, this.config.requestBodyLimitBytes), spec.body);
       }
       req.$params = { ...body, ...query, ...path };
+    },
+
+    /**
+     * The store-event upload: permission first (an outsider's 10 MB are never read), then the multipart
+     * body, its picture streamed to the stores service as it arrives.
+     */
+    async readUpload(this: GatewayService, ctx: Context<unknown, AuthMeta>, req: Req, storeId: string) {
+      const userId = ctx.meta.user?.id;
+      if (!userId) throw new NotAuthenticatedError();
+      await call(ctx, "stores.checkEventPermission", { store_id: storeId, user_id: userId });
+      const form = await readEventMultipart(
+        req,
+        { fileBytes: this.config.pictureMaxBytes, fields: 40, fieldBytes: 64 * 1024 },
+        (file) => ctx.call("stores.stagePicture", file),
+        (stagedId) => call(ctx, "stores.discardStaged", { staged_id: stagedId }),
+      );
+      return { fields: form.fields, picture: form.picture };
     },
 
     sendJson(res: Res, status: number, body: unknown, headers: Record<string, string> = {}) {
@@ -147,6 +176,15 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
     sendError(this: GatewayService, req: Req, res: Res, err: unknown) {
       if (res.headersSent) return;
       const mapped = toHttpError(err, this.specOf(req));
+      if (!req.complete && mapped.status >= 400) {
+        // The body was not read to its end (a 413 cuts an upload off): answer, then drop the rest of it
+        // for a moment so the client can read the answer, and close the connection.
+        mapped.headers = { ...mapped.headers, Connection: "close" };
+        res.once("finish", () => {
+          req.resume();
+          setTimeout(() => req.socket?.destroy(), 2000).unref();
+        });
+      }
       const where = { method: req.method, url: req.url, requestID: req.$ctx?.requestID };
       if (mapped.unexpected) this.logger.error("Unexpected error", where, err);
       else if (mapped.status >= 500)

@@ -12,10 +12,15 @@ import { cleanCache, serviceConfig, serviceStore } from "../shared/runtime";
 import { buildSnapshot, profileIdsOf, type RoundSnapshot } from "./rounds/round-snapshot";
 import { getRound, joinRound, type RoundsDeps } from "./rounds/rounds.domain";
 import { RoundsRepository, type RoundDoc } from "./rounds/rounds.repository";
+import { eventRoundParams } from "./rounds/event-round";
+import { QuestionsRepository } from "./rounds/questions";
+import { StoreEventCreatedEvent } from "../shared/contracts/stores";
+import { DuplicateKeyError } from "../shared/storage";
 
 interface RoundsService extends Service {
   config: Config;
   repo: RoundsRepository;
+  questions: QuestionsRepository;
   deps(ctx: Context): RoundsDeps;
   snapshotOf(ctx: Context, doc: RoundDoc): Promise<RoundSnapshot>;
 }
@@ -54,6 +59,14 @@ const RoundsServiceSchema: ServiceSchema<Record<string, never>, RoundsService> =
       },
     },
 
+    /** A question for a new event round, drawn from the catalog (the stores service reports its id). */
+    pickQuestion: {
+      visibility: "public",
+      async handler(this: RoundsService): Promise<ResultOf<"rounds.pickQuestion">> {
+        return this.questions.pick();
+      },
+    },
+
     create: {
       visibility: "public",
       params: CreateRoundParams,
@@ -61,9 +74,29 @@ const RoundsServiceSchema: ServiceSchema<Record<string, never>, RoundsService> =
         this: RoundsService,
         ctx: Context<ParamsOf<"rounds.create">>,
       ): Promise<ResultOf<"rounds.create">> {
-        const currency = ctx.params.locations[0]?.city.country.currency ?? this.config.defaultCurrency;
+        const currency = ctx.params.locations[0]?.city.country.currency || this.config.defaultCurrency;
         const doc = await this.repo.create(ctx.params, currency, new Date());
         return { id: doc._id, uniq_id: doc.uniq_id };
+      },
+    },
+  },
+
+  events: {
+    /** Opens the event's round; a redelivered event meets the round's derived id and opens nothing. */
+    [Events.storeEventCreated]: {
+      params: StoreEventCreatedEvent,
+      async handler(this: RoundsService, ctx: Context<StoreEventCreatedEvent>) {
+        const e = ctx.params;
+        const question = (await this.questions.byId(e.question_id)) ?? (await this.questions.pick());
+        try {
+          await this.repo.create(
+            eventRoundParams(e, question, this.config.defaultCurrency),
+            e.currency,
+            new Date(),
+          );
+        } catch (err) {
+          if (!(err instanceof DuplicateKeyError)) throw err;
+        }
       },
     },
   },
@@ -102,8 +135,11 @@ const RoundsServiceSchema: ServiceSchema<Record<string, never>, RoundsService> =
   },
 
   async started(this: RoundsService) {
-    this.repo = new RoundsRepository(await serviceStore(this));
+    const store = await serviceStore(this);
+    this.repo = new RoundsRepository(store);
+    this.questions = new QuestionsRepository(store);
     await this.repo.init();
+    await this.questions.ensureCatalog();
   },
 };
 

@@ -1,18 +1,38 @@
 /**
- * stores: stores with their managers, and their items (products and event items). Rounds read items
- * through `item` (cached). Creating store events over HTTP comes with the store-events issue (501 now).
+ * stores: stores with their managers, their items (products and event items) and the items' pictures.
+ * Rounds read items through `item` (cached). Store events are created from a multipart upload whose
+ * picture the gateway streams here (`stagePicture`) before `createEvent`; `store.event.created` follows.
  */
 import type { Context, Service, ServiceSchema } from "moleculer";
-import type { ParamsOf, ResultOf } from "../shared/contracts";
-import { CreateItemParams, CreateStoreParams, GetItemParams } from "../shared/contracts/stores";
+import path from "node:path";
+import type { Readable } from "node:stream";
+import { call, Events, type ParamsOf, type ResultOf } from "../shared/contracts";
+import type { AuthMeta } from "../shared/contracts/common";
+import {
+  CreateEventParams,
+  CreateItemParams,
+  CreateStoreParams,
+  EventPermissionParams,
+  GetItemParams,
+  MediaParams,
+  type StagedPicture,
+} from "../shared/contracts/stores";
 import type { Config } from "../shared/config";
-import { NotFoundError, NotImplementedError } from "../shared/errors";
+import { NotAuthenticatedError, NotFoundError } from "../shared/errors";
 import { serviceConfig, serviceStore } from "../shared/runtime";
+import { LocalBlobStore } from "./stores/blob-store";
+import { createStoreEvent, managedStore } from "./stores/store-events";
 import { StoresRepository, toItemInfo, toStoreInfo } from "./stores/stores.repository";
+
+interface MediaMeta {
+  $responseType?: string;
+  $responseHeaders?: Record<string, string>;
+}
 
 interface StoresService extends Service {
   config: Config;
   repo: StoresRepository;
+  blobs: LocalBlobStore;
 }
 
 const StoresServiceSchema: ServiceSchema<Record<string, never>, StoresService> = {
@@ -59,9 +79,79 @@ const StoresServiceSchema: ServiceSchema<Record<string, never>, StoresService> =
       },
     },
 
+    /** Called by the gateway before it reads an upload: 404 unknown store, 403 not a manager. */
+    checkEventPermission: {
+      visibility: "public",
+      params: EventPermissionParams,
+      async handler(
+        this: StoresService,
+        ctx: Context<ParamsOf<"stores.checkEventPermission">>,
+      ): Promise<ResultOf<"stores.checkEventPermission">> {
+        const store = await managedStore(this.repo, ctx.params.store_id, ctx.params.user_id);
+        return { store_id: store._id };
+      },
+    },
+
+    /** Receives main_picture as a stream (also across the transporter) and stages it on disk. */
+    stagePicture: {
+      visibility: "public",
+      async handler(this: StoresService, ctx: Context<Readable>): Promise<StagedPicture> {
+        const staged = await this.blobs.stage(ctx.params, this.config.pictureMaxBytes);
+        return { staged_id: staged.stagedId, size: staged.size, mime: staged.mime };
+      },
+    },
+
+    discardStaged: {
+      visibility: "public",
+      async handler(this: StoresService, ctx: Context<{ staged_id: string }>) {
+        await this.blobs.discard(String(ctx.params.staged_id));
+        return { discarded: true };
+      },
+    },
+
+    /** POST /stores/{store_id}/events, after the gateway staged the picture. */
     createEvent: {
-      handler(): never {
-        throw new NotImplementedError();
+      params: CreateEventParams,
+      handler(
+        this: StoresService,
+        ctx: Context<ParamsOf<"stores.createEvent">, AuthMeta>,
+      ): Promise<ResultOf<"stores.createEvent">> {
+        const user = ctx.meta.user;
+        if (!user) throw new NotAuthenticatedError();
+        return createStoreEvent(
+          {
+            repo: this.repo,
+            blobs: this.blobs,
+            pickQuestion: () => call(ctx, "rounds.pickQuestion", {}),
+            emitCreated: (event) => ctx.emit(Events.storeEventCreated, event),
+            publicUrl: this.config.publicUrl,
+            now: () => new Date(),
+          },
+          {
+            storeId: ctx.params.store_id,
+            userId: user.id,
+            fields: ctx.params.fields,
+            picture: ctx.params.picture,
+          },
+        );
+      },
+    },
+
+    /** GET /media/{name}: an uploaded picture, streamed. */
+    media: {
+      params: MediaParams,
+      async handler(
+        this: StoresService,
+        ctx: Context<ParamsOf<"stores.media">, MediaMeta>,
+      ): Promise<Readable> {
+        const blob = await this.blobs.open(ctx.params.name);
+        if (!blob) throw new NotFoundError("Not Found");
+        ctx.meta.$responseType = blob.mime;
+        ctx.meta.$responseHeaders = {
+          "Content-Length": String(blob.size),
+          "Cache-Control": "public, max-age=31536000, immutable",
+        };
+        return blob.stream;
       },
     },
   },
@@ -73,6 +163,9 @@ const StoresServiceSchema: ServiceSchema<Record<string, never>, StoresService> =
   async started(this: StoresService) {
     this.repo = new StoresRepository(await serviceStore(this));
     await this.repo.init();
+    this.blobs = new LocalBlobStore(this.config.mediaDir || path.join(this.config.dataDir, "media"));
+    const swept = this.blobs.sweep();
+    if (swept > 0) this.logger.info(`Removed ${swept} abandoned staged upload(s)`);
   },
 };
 

@@ -3,7 +3,7 @@
  * table also says how each route authenticates and what its body is, so the gateway's hooks and error
  * mapping need no per-route code.
  */
-export type AuthScheme = "bearer" | "apiKey";
+export type AuthScheme = "bearer" | "apiKey" | "none";
 export type BodyKind = "none" | "json-object" | "json-object-or-null" | "multipart";
 
 export interface RouteSpec {
@@ -63,6 +63,9 @@ export const routes: RouteSpec[] = [
     body: "json-object",
   },
 ];
+
+/** Outside the spec: uploaded pictures, at the URLs store events report as cover_picture_url. */
+routes.push({ method: "GET", path: "/media/:name", action: "stores.media", auth: "none", body: "none" });
 
 export const routeByAction = new Map(routes.map((r) => [r.action, r]));
 

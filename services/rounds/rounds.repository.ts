@@ -36,7 +36,7 @@ export interface RoundDoc {
   rev: number;
   members: Record<string, MemberEntry>;
   favorites: Record<string, true>;
-  question: { theme: string; emoji: string | null; category: string };
+  question: { id: number | null; theme: string; emoji: string | null; category: string };
   certificate: { id: string; text: string; discount_percent: number };
   locations: RoundLocation[];
   created_at: Date;
@@ -69,7 +69,7 @@ export class RoundsRepository {
     const joined: MemberEntry = { status: "joined", joined_at: now, attributes: [], announced: true };
     const members = Object.fromEntries(input.member_ids.map((id) => [id, joined]));
     return this.rounds.insertOne({
-      _id: randomUUID(),
+      _id: input.id ?? randomUUID(),
       uniq_id: newUniqId(),
       owner_id: input.owner_id,
       item_id: input.item_id,
@@ -88,6 +88,7 @@ export class RoundsRepository {
       members,
       favorites: Object.fromEntries(input.favorite_of.map((id) => [id, true as const])),
       question: {
+        id: input.question.id ?? null,
         theme: input.question.theme,
         emoji: input.question.emoji ?? null,
         category: input.question.category,

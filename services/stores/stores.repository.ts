@@ -2,6 +2,8 @@
 import { randomUUID } from "node:crypto";
 import type { Collection, Store } from "../../shared/storage";
 import type { CreateItemParams, CreateStoreParams, ItemInfo, StoreInfo } from "../../shared/contracts/stores";
+import type { QuestionInfo } from "../../shared/contracts/rounds";
+import type { EventInput } from "./event-form";
 
 export interface StoreDoc {
   _id: number;
@@ -18,6 +20,16 @@ export type ItemDoc = Omit<ItemInfo, "id" | "store"> & {
   store_id: number;
   start_time: Date | null;
   created_at: Date;
+  /** Only on event items: what the event form adds to an item. */
+  event?: {
+    price: number;
+    is_active: boolean;
+    discount_percent: number;
+    end_time: Date;
+    cover_picture: string;
+    question_id: number;
+    created_by: string;
+  };
 };
 
 interface CounterDoc {
@@ -123,5 +135,61 @@ export class StoresRepository {
       start_time: input.start_time ? new Date(input.start_time) : null,
       created_at: now,
     });
+  }
+
+  /** Writes an event item from a validated form; its cover picture is also its primary asset. */
+  createEventItem(
+    e: { store: StoreDoc; form: EventInput; question: QuestionInfo; pictureName: string; createdBy: string },
+    now: Date,
+  ): Promise<ItemDoc> {
+    const f = e.form;
+    return this.items.insertOne({
+      _id: randomUUID(),
+      store_id: e.store._id,
+      kind: "event",
+      name: f.name,
+      sku: null,
+      // No platform commission is modelled: the platform price is the store's price.
+      platform_price: f.price,
+      assets: [
+        { name: "cover", path: `/media/${e.pictureName}`, type: "image", sort_order: 0, is_primary: true },
+      ],
+      duration: f.duration,
+      meeting_link: f.meeting_link,
+      meeting_password: f.meeting_password,
+      meeting_platform: f.meeting_platform,
+      event_type: f.event_type,
+      short_desc: f.short_desc,
+      detail_desc: f.detail_desc,
+      participants_limit: f.participants_limit,
+      category: null,
+      location:
+        f.address !== null && f.latitude !== null && f.longitude !== null
+          ? {
+              country: f.country,
+              city: f.city,
+              address: f.address,
+              latitude: String(f.latitude),
+              longitude: String(f.longitude),
+              postal_code: f.postal_code,
+            }
+          : null,
+      attribute_values: [],
+      start_time: f.start_time,
+      created_at: now,
+      event: {
+        price: f.price,
+        is_active: f.is_active,
+        discount_percent: f.discount_percent,
+        end_time: new Date(f.start_time.getTime() + f.duration * 60_000),
+        cover_picture: e.pictureName,
+        question_id: e.question.id,
+        created_by: e.createdBy,
+      },
+    });
+  }
+
+  async deleteItem(id: string): Promise<void> {
+    await this.items.deleteOne({ _id: id });
   }
 }

@@ -151,6 +151,13 @@ export const configSchema = {
     "Largest JSON request body in bytes",
     int(1024),
   ),
+  pictureMaxBytes: entry(
+    "PICTURE_MAX_BYTES",
+    "10485760",
+    "Largest main_picture upload in bytes (413 above)",
+    int(1024),
+  ),
+  mediaDir: entry("MEDIA_DIR", "", "Folder of uploaded pictures (empty: DATA_DIR/media)", str),
   requestTimeoutMs: entry(
     "REQUEST_TIMEOUT_MS",
     "10000",

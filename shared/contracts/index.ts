@@ -17,8 +17,18 @@ import type {
 } from "./auth";
 import type { Round } from "./round";
 import type { AppSettingsParams, AppSettingsResult, PlatformVersions, SetVersionsParams } from "./settings";
-import type { CreateRoundParams, GetRoundParams, JoinRoundParams } from "./rounds";
-import type { CreateItemParams, CreateStoreParams, GetItemParams, ItemInfo, StoreInfo } from "./stores";
+import type { CreateRoundParams, GetRoundParams, JoinRoundParams, QuestionInfo } from "./rounds";
+import type {
+  CreateItemParams,
+  CreateStoreParams,
+  GetItemParams,
+  ItemInfo,
+  StoreInfo,
+  CreateEventParams,
+  EventPermissionParams,
+  MediaParams,
+  StoreEvent,
+} from "./stores";
 import type {
   AddFriendsParams,
   AreFriendsParams,
@@ -56,6 +66,11 @@ export interface ActionContracts {
   "rounds.get": [GetRoundParams, Round];
   "rounds.join": [JoinRoundParams, Round];
   "rounds.create": [CreateRoundParams, { id: string; uniq_id: string }];
+  "rounds.pickQuestion": [Record<string, never>, QuestionInfo];
+  "stores.checkEventPermission": [EventPermissionParams, { store_id: number }];
+  "stores.createEvent": [CreateEventParams, StoreEvent];
+  "stores.discardStaged": [{ staged_id: string }, { discarded: boolean }];
+  "stores.media": [MediaParams, import("node:stream").Readable];
 }
 
 export type ActionName = keyof ActionContracts;
@@ -78,5 +93,6 @@ export function call<N extends ActionName>(
 
 export const Events = {
   roundMemberJoined: "round.member.joined",
+  storeEventCreated: "store.event.created",
   userRemoved: "user.removed",
 } as const;

@@ -1,4 +1,5 @@
 /** Contracts of the rounds service: reading and joining rounds, and the `round.member.joined` event. */
+import { createHash } from "node:crypto";
 import { Type, type Static } from "@sinclair/typebox";
 import { DateTime, Id, Nullable } from "./common";
 import { RoundCertificate, RoundLocation } from "./round";
@@ -22,6 +23,8 @@ export type JoinRoundParams = Static<typeof JoinRoundParams>;
 export const RoundVariant = Type.Union([Type.Literal("standard"), Type.Literal("event")]);
 
 export const CreateRoundParams = Type.Object({
+  /** Set for rounds derived from something else (an event's round); random otherwise. */
+  id: Type.Optional(Id),
   owner_id: Id,
   item_id: Id,
   entry_fee: Type.String({ pattern: "^\\d{1,9}(\\.\\d{1,2})?$" }),
@@ -34,6 +37,7 @@ export const CreateRoundParams = Type.Object({
   start_time: Type.Optional(Nullable(DateTime)),
   end_time: Type.Optional(Nullable(DateTime)),
   question: Type.Object({
+    id: Type.Optional(Type.Integer()),
     theme: Type.String({ minLength: 1 }),
     emoji: Type.Optional(Nullable(Type.String())),
     category: Type.String({ minLength: 1 }),
@@ -61,3 +65,19 @@ export const RoundMemberJoinedEvent = Type.Object({
   joined_at: DateTime,
 });
 export type RoundMemberJoinedEvent = Static<typeof RoundMemberJoinedEvent>;
+
+/**
+ * The id of the round opened for a store event, derived from the event id so that the stores service
+ * can report it at once and a redelivered `store.event.created` meets a duplicate key.
+ */
+export function eventRoundId(eventId: string): string {
+  const h = createHash("sha256").update(`event-round:${eventId}`).digest("hex");
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-5${h.slice(13, 16)}-a${h.slice(17, 20)}-${h.slice(20, 32)}`;
+}
+
+export interface QuestionInfo {
+  id: number;
+  theme: string;
+  emoji: string | null;
+  category: string;
+}

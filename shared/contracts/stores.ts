@@ -69,3 +69,97 @@ export const CreateItemParams = Type.Object({
   start_time: Type.Optional(Nullable(DateTime)),
 });
 export type CreateItemParams = Static<typeof CreateItemParams>;
+
+export const StoreIdParam = Type.String({ minLength: 1, maxLength: 20 });
+
+export const EventPermissionParams = Type.Object({ store_id: StoreIdParam, user_id: Id });
+export type EventPermissionParams = Static<typeof EventPermissionParams>;
+
+/** A picture written to blob storage but not yet part of anything (deleted unless an event takes it). */
+export interface StagedPicture {
+  staged_id: string;
+  size: number;
+  /** Sniffed from the bytes; null when they are not a JPEG, PNG or WebP image. */
+  mime: "image/jpeg" | "image/png" | "image/webp" | null;
+}
+
+/** What the gateway hands over after reading the multipart body: raw text fields and the staged file. */
+export const CreateEventParams = Type.Object({
+  store_id: StoreIdParam,
+  fields: Type.Record(Type.String(), Type.String()),
+  picture: Nullable(
+    Type.Object({
+      staged_id: Type.String(),
+      size: Type.Integer(),
+      mime: Nullable(Type.String()),
+    }),
+  ),
+});
+export type CreateEventParams = Static<typeof CreateEventParams>;
+
+/** §2.12, the response of POST /stores/{store_id}/events (plus `round_id`, see docs/decisions.md). */
+export const StoreEvent = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  price: Type.Number(),
+  start_time: DateTime,
+  end_time: DateTime,
+  duration: Type.Integer(),
+  event_type: Type.String(),
+  participants_limit: Type.Integer(),
+  is_active: Type.Boolean(),
+  store: Type.Object({
+    id: Type.Integer(),
+    name: Type.String(),
+    is_blogger: Type.Boolean(),
+    seller_type: Type.String(),
+    logo_url: Nullable(Type.String()),
+  }),
+  short_desc: Nullable(Type.String()),
+  detail_desc: Nullable(Type.String()),
+  format_price: Type.String(),
+  platform_price: Type.Number(),
+  meeting_link: Nullable(Type.String()),
+  meeting_password: Nullable(Type.String()),
+  meeting_platform: Nullable(Type.String()),
+  cover_picture_url: Type.String(),
+  question_id: Type.Integer(),
+  location: Nullable(
+    Type.Object({ address: Type.String(), country: Nullable(Type.String()), city: Nullable(Type.String()) }),
+  ),
+  round_id: Type.String(),
+});
+export type StoreEvent = Static<typeof StoreEvent>;
+
+export const MediaParams = Type.Object({
+  name: Type.String({ pattern: "^[A-Za-z0-9-]{1,64}\\.(jpg|png|webp)$" }),
+});
+export type MediaParams = Static<typeof MediaParams>;
+
+/** Event `store.event.created`: the rounds service opens the event's round from it. */
+export const StoreEventCreatedEvent = Type.Object({
+  event_id: Type.String(),
+  round_id: Type.String(),
+  store_id: Type.Integer(),
+  owner_id: Type.String(),
+  price: Type.Number(),
+  currency: Type.String(),
+  start_time: DateTime,
+  end_time: DateTime,
+  participants_limit: Type.Integer(),
+  discount_percent: Type.Number(),
+  question_id: Type.Integer(),
+  is_active: Type.Boolean(),
+  store_name: Type.String(),
+  location: Nullable(
+    Type.Object({
+      address: Type.String(),
+      city: Nullable(Type.String()),
+      country: Nullable(Type.String()),
+      postal_code: Nullable(Type.String()),
+      latitude: Type.Number(),
+      longitude: Type.Number(),
+    }),
+  ),
+});
+export type StoreEventCreatedEvent = Static<typeof StoreEventCreatedEvent>;

@@ -15,6 +15,8 @@ export const ErrorType = {
   CONFLICT: "CONFLICT",
   VALIDATION: "VALIDATION_ERROR",
   PAYLOAD_TOO_LARGE: "PAYLOAD_TOO_LARGE",
+  BAD_REQUEST: "BAD_REQUEST",
+  UNSUPPORTED_MEDIA_TYPE: "UNSUPPORTED_MEDIA_TYPE",
   NOT_IMPLEMENTED: "NOT_IMPLEMENTED",
 } as const;
 export type ErrorType = (typeof ErrorType)[keyof typeof ErrorType];
@@ -73,6 +75,18 @@ export class ConflictError extends AppError {
 export class PayloadTooLargeError extends AppError {
   constructor(message: string) {
     super(message, 413, ErrorType.PAYLOAD_TOO_LARGE);
+  }
+}
+
+export class BadRequestError extends AppError {
+  constructor(message: string) {
+    super(message, 400, ErrorType.BAD_REQUEST);
+  }
+}
+
+export class UnsupportedMediaTypeError extends AppError {
+  constructor(message: string) {
+    super(message, 415, ErrorType.UNSUPPORTED_MEDIA_TYPE);
   }
 }
 

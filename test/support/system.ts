@@ -2,7 +2,10 @@
  * Starts the whole system in this process (embedded mode, in-memory store, gateway on a free port),
  * seeds the demo dataset and gives tests an HTTP client.
  */
+import fs from "node:fs";
 import type { AddressInfo } from "node:net";
+import os from "node:os";
+import path from "node:path";
 import type { Server } from "node:http";
 import type { ServiceBroker, ServiceSchema } from "moleculer";
 import { loadConfig, type Config } from "../../shared/config";
@@ -29,6 +32,8 @@ export interface StartOptions {
 }
 
 export const testEnv = (extra: Record<string, string> = {}): Record<string, string> => ({
+  // The store is in memory; uploaded pictures still go to files, in a folder of this test run.
+  DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), "rounds-test-")),
   NODE_ENV: "test",
   PORT: "0",
   HOST: "127.0.0.1",
@@ -48,7 +53,11 @@ export async function startSystem(opts: StartOptions = {}): Promise<System> {
     await broker.stop();
     throw err;
   });
-  return { broker, config, baseUrl, manifest, stop: () => broker.stop() };
+  const stop = async () => {
+    await broker.stop();
+    fs.rmSync(config.dataDir, { recursive: true, force: true });
+  };
+  return { broker, config, baseUrl, manifest, stop };
 }
 
 let counter = 0;

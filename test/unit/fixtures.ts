@@ -132,7 +132,7 @@ export function makeRoundDoc(overrides: Partial<RoundDoc> = {}): RoundDoc {
     rev: 1,
     members: { [ALICE]: { status: "joined", joined_at: AN_HOUR_AGO, attributes: [101], announced: true } },
     favorites: { [ALICE]: true },
-    question: { theme: "Cinema", emoji: "🎬", category: "Entertainment" },
+    question: { id: 1, theme: "Cinema", emoji: "🎬", category: "Entertainment" },
     certificate: { id: "cert-1", text: "10% off", discount_percent: 10 },
     locations: [location],
     created_at: AN_HOUR_AGO,

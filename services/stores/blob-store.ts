@@ -1,0 +1,114 @@
+/**
+ * Blob storage port with a local-filesystem engine (MEDIA_DIR, default DATA_DIR/media). Uploads are
+ * streamed to a temporary file (never held whole in memory), counted and sniffed on the way; `commit`
+ * renames a staged file into place under a random name (never the client's file name), `discard`
+ * deletes it. Staged files nobody committed (a crash between the two) are swept at start.
+ */
+import { randomUUID } from "node:crypto";
+import fs from "node:fs";
+import path from "node:path";
+import { Transform, type Readable } from "node:stream";
+import { pipeline } from "node:stream/promises";
+import { PayloadTooLargeError } from "../../shared/errors";
+import { extensionOf, sniffImage, type ImageMime } from "./image-type";
+
+export interface Staged {
+  stagedId: string;
+  size: number;
+  mime: ImageMime | null;
+}
+
+export interface BlobStore {
+  stage(source: Readable, maxBytes: number): Promise<Staged>;
+  commit(stagedId: string, mime: ImageMime): Promise<string>;
+  discard(stagedId: string): Promise<void>;
+  remove(name: string): Promise<void>;
+  open(name: string): Promise<{ stream: Readable; size: number; mime: ImageMime } | null>;
+}
+
+const mimeOfName = (name: string): ImageMime | null =>
+  name.endsWith(".jpg")
+    ? "image/jpeg"
+    : name.endsWith(".png")
+      ? "image/png"
+      : name.endsWith(".webp")
+        ? "image/webp"
+        : null;
+
+const STAGED_ID = /^[0-9a-f-]{36}$/;
+const STALE_MS = 3600_000;
+
+export class LocalBlobStore implements BlobStore {
+  private readonly tmp: string;
+
+  constructor(private readonly dir: string) {
+    this.tmp = path.join(dir, ".staging");
+    fs.mkdirSync(this.tmp, { recursive: true });
+  }
+
+  /** Deletes staged files older than an hour (left by a crash between stage and commit). */
+  sweep(now = Date.now()): number {
+    let removed = 0;
+    for (const f of fs.readdirSync(this.tmp)) {
+      const file = path.join(this.tmp, f);
+      if (now - fs.statSync(file).mtimeMs > STALE_MS) {
+        fs.rmSync(file, { force: true });
+        removed++;
+      }
+    }
+    return removed;
+  }
+
+  async stage(source: Readable, maxBytes: number): Promise<Staged> {
+    const stagedId = randomUUID();
+    const file = path.join(this.tmp, stagedId);
+    let size = 0;
+    let head = Buffer.alloc(0);
+    const meter = new Transform({
+      transform(chunk: Buffer, _enc, done) {
+        size += chunk.length;
+        if (size > maxBytes) {
+          done(new PayloadTooLargeError(`main_picture is larger than ${maxBytes} bytes`));
+          return;
+        }
+        if (head.length < 12) head = Buffer.concat([head, chunk.subarray(0, 12 - head.length)]);
+        done(null, chunk);
+      },
+    });
+    try {
+      await pipeline(source, meter, fs.createWriteStream(file, { flags: "wx" }));
+    } catch (err) {
+      fs.rmSync(file, { force: true });
+      throw err;
+    }
+    return { stagedId, size, mime: sniffImage(head) };
+  }
+
+  async commit(stagedId: string, mime: ImageMime): Promise<string> {
+    if (!STAGED_ID.test(stagedId)) throw new Error("Bad staged id");
+    const name = `${randomUUID()}.${extensionOf[mime]}`;
+    await fs.promises.rename(path.join(this.tmp, stagedId), path.join(this.dir, name));
+    return name;
+  }
+
+  async discard(stagedId: string): Promise<void> {
+    if (STAGED_ID.test(stagedId)) await fs.promises.rm(path.join(this.tmp, stagedId), { force: true });
+  }
+
+  async remove(name: string): Promise<void> {
+    if (mimeOfName(name) && !name.includes("/"))
+      await fs.promises.rm(path.join(this.dir, name), { force: true });
+  }
+
+  async open(name: string) {
+    const mime = mimeOfName(name);
+    if (!mime || name.includes("/") || name.startsWith(".")) return null;
+    const file = path.join(this.dir, name);
+    try {
+      const stat = await fs.promises.stat(file);
+      return { stream: fs.createReadStream(file), size: stat.size, mime };
+    } catch {
+      return null;
+    }
+  }
+}

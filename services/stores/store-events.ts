@@ -1,0 +1,169 @@
+/**
+ * Creating a store event (§4.4): check the store and its manager, validate the form, move the staged
+ * picture into place, write the event item, announce it. Any failure undoes what was done so far: no
+ * picture, no item, no half-created event is left behind.
+ */
+import type { StoreEvent, StoreEventCreatedEvent } from "../../shared/contracts/stores";
+import { eventRoundId, type QuestionInfo } from "../../shared/contracts/rounds";
+import {
+  ForbiddenError,
+  NotFoundError,
+  RequestValidationError,
+  type ValidationIssue,
+} from "../../shared/errors";
+import { formatMoney, sellerType } from "../../shared/format";
+import type { BlobStore } from "./blob-store";
+import { parseEventForm, type EventInput } from "./event-form";
+import type { ImageMime } from "./image-type";
+import type { ItemDoc, StoreDoc, StoresRepository } from "./stores.repository";
+
+export interface StoreEventsDeps {
+  repo: Pick<StoresRepository, "findStore" | "createEventItem" | "deleteItem">;
+  blobs: Pick<BlobStore, "commit" | "discard" | "remove">;
+  pickQuestion(): Promise<QuestionInfo>;
+  emitCreated(event: StoreEventCreatedEvent): Promise<void>;
+  /** Absolute base for links ("" keeps them relative). */
+  publicUrl: string;
+  now(): Date;
+}
+
+export interface CreateEventInput {
+  storeId: string;
+  userId: string;
+  fields: Record<string, string>;
+  picture: { staged_id: string; size: number; mime: string | null } | null;
+}
+
+const accepted: ImageMime[] = ["image/jpeg", "image/png", "image/webp"];
+
+/** 404 for a store that does not exist (ids are integers: anything else is simply not found), 403 for non-managers. */
+export async function managedStore(
+  repo: Pick<StoresRepository, "findStore">,
+  storeId: string,
+  userId: string,
+): Promise<StoreDoc> {
+  const id = /^\d{1,15}$/.test(storeId) ? Number(storeId) : NaN;
+  const store = Number.isSafeInteger(id) ? await repo.findStore(id) : null;
+  if (!store) throw new NotFoundError("Store not found");
+  if (!store.manager_ids.includes(userId)) throw new ForbiddenError("Not enough permissions");
+  return store;
+}
+
+function checkForm(input: CreateEventInput, now: Date): { form: EventInput; mime: ImageMime } {
+  const parsed = parseEventForm(input.fields, now);
+  const issues: ValidationIssue[] = parsed.ok ? [] : [...parsed.issues];
+  const p = input.picture;
+  if (!p || p.size === 0) {
+    issues.push({ type: "missing", loc: ["main_picture"], msg: "Field required", input: null });
+  } else if (!accepted.includes(p.mime as ImageMime)) {
+    issues.push({
+      type: "value_error",
+      loc: ["main_picture"],
+      msg: "Value error, main_picture must be a JPEG, PNG or WebP image",
+      input: null,
+    });
+  }
+  if (!parsed.ok || issues.length > 0) throw new RequestValidationError(issues);
+  return { form: parsed.value, mime: p?.mime as ImageMime };
+}
+
+export async function createStoreEvent(deps: StoreEventsDeps, input: CreateEventInput): Promise<StoreEvent> {
+  let pictureName: string | null = null;
+  let item: ItemDoc | null = null;
+  try {
+    const store = await managedStore(deps.repo, input.storeId, input.userId);
+    const now = deps.now();
+    const { form, mime } = checkForm(input, now);
+    const question = await deps.pickQuestion();
+    pictureName = await deps.blobs.commit((input.picture as { staged_id: string }).staged_id, mime);
+    item = await deps.repo.createEventItem(
+      { store, form, question, pictureName, createdBy: input.userId },
+      now,
+    );
+    const view = toStoreEventView(item, store, deps.publicUrl);
+    await deps.emitCreated(createdEvent(item, store, form, view));
+    return view;
+  } catch (err) {
+    if (item) await deps.repo.deleteItem(item._id);
+    if (pictureName) await deps.blobs.remove(pictureName);
+    else if (input.picture) await deps.blobs.discard(input.picture.staged_id);
+    throw err;
+  }
+}
+
+export const mediaUrl = (publicUrl: string, name: string): string =>
+  `${publicUrl.replace(/\/$/, "")}/media/${name}`;
+
+export function toStoreEventView(item: ItemDoc, store: StoreDoc, publicUrl: string): StoreEvent {
+  const e = item.event;
+  if (!e) throw new Error(`Item ${item._id} is not an event`);
+  return {
+    id: item._id,
+    name: item.name,
+    price: e.price,
+    start_time: new Date(item.start_time as Date).toISOString(),
+    end_time: new Date(e.end_time).toISOString(),
+    duration: item.duration as number,
+    event_type: item.event_type as string,
+    participants_limit: item.participants_limit as number,
+    is_active: e.is_active,
+    store: {
+      id: store._id,
+      name: store.name,
+      is_blogger: store.is_blogger,
+      seller_type: sellerType(store),
+      logo_url: store.logo_url,
+    },
+    short_desc: item.short_desc,
+    detail_desc: item.detail_desc,
+    format_price: formatMoney(e.price, store.currency),
+    platform_price: item.platform_price,
+    meeting_link: item.meeting_link,
+    meeting_password: item.meeting_password,
+    meeting_platform: item.meeting_platform,
+    cover_picture_url: mediaUrl(publicUrl, e.cover_picture),
+    question_id: e.question_id,
+    location: item.location
+      ? {
+          address: item.location.address,
+          country: item.location.country ?? null,
+          city: item.location.city ?? null,
+        }
+      : null,
+    round_id: eventRoundId(item._id),
+  };
+}
+
+function createdEvent(
+  item: ItemDoc,
+  store: StoreDoc,
+  form: EventInput,
+  view: StoreEvent,
+): StoreEventCreatedEvent {
+  return {
+    event_id: item._id,
+    round_id: view.round_id,
+    store_id: store._id,
+    owner_id: (item.event as NonNullable<ItemDoc["event"]>).created_by,
+    price: view.price,
+    currency: store.currency,
+    start_time: view.start_time,
+    end_time: view.end_time,
+    participants_limit: view.participants_limit,
+    discount_percent: form.discount_percent,
+    question_id: view.question_id,
+    is_active: view.is_active,
+    store_name: store.name,
+    location:
+      form.address !== null && form.latitude !== null && form.longitude !== null
+        ? {
+            address: form.address,
+            city: form.city,
+            country: form.country,
+            postal_code: form.postal_code,
+            latitude: form.latitude,
+            longitude: form.longitude,
+          }
+        : null,
+  };
+}
