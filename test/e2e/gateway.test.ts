@@ -48,16 +48,6 @@ describe("routes of later issues", () => {
     expect(res.body).toEqual({ detail: "Not authenticated" });
   });
 
-  it("when store events are posted with a token, then 501 Not implemented", async () => {
-    const res = await api(sys, "POST", "/stores/1/events", {
-      token: token(),
-      raw: "--x--",
-      headers: { "content-type": "multipart/form-data; boundary=x" },
-    });
-    expect(res.status).toBe(501);
-    expect(res.body).toEqual({ detail: "Not implemented" });
-  });
-
   it("when send-multicast has no x-api-key, then 401 Not authenticated without a Bearer challenge", async () => {
     const res = await api(sys, "POST", "/notifications/send-multicast");
     expect(res.status).toBe(401);
