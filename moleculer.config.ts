@@ -23,7 +23,9 @@ export function brokerOptions(config: Config): BrokerOptions {
               prefix: `${config.namespace || "rounds"}-cache`,
             },
           },
-    serializer: "JSON",
+    // Binary packets: a picture streamed from the gateway to the stores service travels as raw bytes
+    // (JSON would inflate every chunk into an array of numbers, about four times its size).
+    serializer: config.serializer,
     validator: new AjvValidator(),
     logger: {
       type: "Console",

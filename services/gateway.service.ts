@@ -12,6 +12,7 @@ import type { Config } from "../shared/config";
 import { NotAuthenticatedError, TokenInvalidError } from "../shared/errors";
 import { serviceConfig } from "../shared/runtime";
 import { toHttpError } from "./gateway/http-errors";
+import { sendInChunks } from "./gateway/chunked-upload";
 import { readEventMultipart } from "./gateway/multipart";
 import { parseJsonBody, readRaw } from "./gateway/request-body";
 import { routeByAction, routes, type RouteSpec } from "./gateway/routes";
@@ -151,7 +152,14 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
       const form = await readEventMultipart(
         req,
         { fileBytes: this.config.pictureMaxBytes, fields: 40, fieldBytes: 64 * 1024 },
-        (file) => ctx.call("stores.stagePicture", file),
+        (file) =>
+          sendInChunks(file, {
+            begin: () => ctx.call("stores.stageBegin", {}),
+            chunk: (id, nodeID, bytes) =>
+              ctx.call("stores.stageChunk", { staged_id: id, chunk: bytes }, { nodeID }),
+            end: (id, nodeID) => ctx.call("stores.stageEnd", { staged_id: id }, { nodeID }),
+            discard: (id, nodeID) => ctx.call("stores.discardStaged", { staged_id: id }, { nodeID }),
+          }),
         (stagedId) => call(ctx, "stores.discardStaged", { staged_id: stagedId }),
       );
       return { fields: form.fields, picture: form.picture };

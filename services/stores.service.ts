@@ -18,11 +18,20 @@ import {
   type StagedPicture,
 } from "../shared/contracts/stores";
 import type { Config } from "../shared/config";
-import { NotAuthenticatedError, NotFoundError } from "../shared/errors";
+import { BadRequestError, NotAuthenticatedError, NotFoundError } from "../shared/errors";
 import { serviceConfig, serviceStore } from "../shared/runtime";
 import { LocalBlobStore } from "./stores/blob-store";
 import { createStoreEvent, managedStore } from "./stores/store-events";
 import { StoresRepository, toItemInfo, toStoreInfo } from "./stores/stores.repository";
+
+/** Chunks are bytes with a binary serializer; JSON turns a Buffer into `{type: "Buffer", data: [...]}`. */
+function toBuffer(chunk: unknown): Buffer {
+  if (Buffer.isBuffer(chunk)) return chunk;
+  if (chunk instanceof Uint8Array) return Buffer.from(chunk);
+  const data = (chunk as { data?: number[] } | null)?.data;
+  if (Array.isArray(data)) return Buffer.from(data);
+  throw new BadRequestError("Upload chunk is not binary data");
+}
 
 interface MediaMeta {
   $responseType?: string;
@@ -92,11 +101,34 @@ const StoresServiceSchema: ServiceSchema<Record<string, never>, StoresService> =
       },
     },
 
-    /** Receives main_picture as a stream (also across the transporter) and stages it on disk. */
-    stagePicture: {
+    /**
+     * main_picture arrives in chunks, one call each: the gateway sends the next chunk only when this
+     * one is written, so memory stays bounded on both sides also across the transporter (Moleculer's
+     * own streams have no flow control). `stageBegin` names the node; the chunks go to that node.
+     */
+    stageBegin: {
       visibility: "public",
-      async handler(this: StoresService, ctx: Context<Readable>): Promise<StagedPicture> {
-        const staged = await this.blobs.stage(ctx.params, this.config.pictureMaxBytes);
+      async handler(this: StoresService): Promise<{ staged_id: string; node_id: string }> {
+        return { staged_id: await this.blobs.begin(), node_id: this.broker.nodeID };
+      },
+    },
+
+    stageChunk: {
+      visibility: "public",
+      async handler(this: StoresService, ctx: Context<{ staged_id: string; chunk: unknown }>) {
+        await this.blobs.append(
+          String(ctx.params.staged_id),
+          toBuffer(ctx.params.chunk),
+          this.config.pictureMaxBytes,
+        );
+        return true;
+      },
+    },
+
+    stageEnd: {
+      visibility: "public",
+      async handler(this: StoresService, ctx: Context<{ staged_id: string }>): Promise<StagedPicture> {
+        const staged = await this.blobs.finish(String(ctx.params.staged_id));
         return { staged_id: staged.stagedId, size: staged.size, mime: staged.mime };
       },
     },

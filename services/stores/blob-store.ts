@@ -1,6 +1,7 @@
 /**
  * Blob storage port with a local-filesystem engine (MEDIA_DIR, default DATA_DIR/media). Uploads are
- * streamed to a temporary file (never held whole in memory), counted and sniffed on the way; `commit`
+ * written to a temporary file as they arrive (never held whole in memory), counted and sniffed on the
+ * way, either from a stream (`stage`) or chunk by chunk (`begin`/`append`/`finish`); `commit`
  * renames a staged file into place under a random name (never the client's file name), `discard`
  * deletes it. Staged files nobody committed (a crash between the two) are swept at start.
  */
@@ -20,6 +21,9 @@ export interface Staged {
 
 export interface BlobStore {
   stage(source: Readable, maxBytes: number): Promise<Staged>;
+  begin(): Promise<string>;
+  append(stagedId: string, chunk: Buffer, maxBytes: number): Promise<void>;
+  finish(stagedId: string): Promise<Staged>;
   commit(stagedId: string, mime: ImageMime): Promise<string>;
   discard(stagedId: string): Promise<void>;
   remove(name: string): Promise<void>;
@@ -38,8 +42,20 @@ const mimeOfName = (name: string): ImageMime | null =>
 const STAGED_ID = /^[0-9a-f-]{36}$/;
 const STALE_MS = 3600_000;
 
+/** An upload being received in chunks (one per request, so the sender waits: flow control). */
+interface OpenUpload {
+  handle: fs.promises.FileHandle;
+  size: number;
+  head: Buffer;
+  idle: NodeJS.Timeout;
+}
+
+/** An upload whose sender went silent this long is abandoned and deleted. */
+const IDLE_MS = 60_000;
+
 export class LocalBlobStore implements BlobStore {
   private readonly tmp: string;
+  private readonly uploads = new Map<string, OpenUpload>();
 
   constructor(private readonly dir: string) {
     this.tmp = path.join(dir, ".staging");
@@ -84,6 +100,37 @@ export class LocalBlobStore implements BlobStore {
     return { stagedId, size, mime: sniffImage(head) };
   }
 
+  async begin(): Promise<string> {
+    const stagedId = randomUUID();
+    const handle = await fs.promises.open(path.join(this.tmp, stagedId), "wx");
+    const idle = setTimeout(() => void this.discard(stagedId), IDLE_MS).unref();
+    this.uploads.set(stagedId, { handle, size: 0, head: Buffer.alloc(0), idle });
+    return stagedId;
+  }
+
+  async append(stagedId: string, chunk: Buffer, maxBytes: number): Promise<void> {
+    const upload = this.uploads.get(stagedId);
+    if (!upload) throw new Error(`No open upload ${stagedId}`);
+    upload.idle.refresh();
+    upload.size += chunk.length;
+    if (upload.size > maxBytes) {
+      await this.discard(stagedId);
+      throw new PayloadTooLargeError(`main_picture is larger than ${maxBytes} bytes`);
+    }
+    if (upload.head.length < 12)
+      upload.head = Buffer.concat([upload.head, chunk.subarray(0, 12 - upload.head.length)]);
+    await upload.handle.write(chunk);
+  }
+
+  async finish(stagedId: string): Promise<Staged> {
+    const upload = this.uploads.get(stagedId);
+    if (!upload) throw new Error(`No open upload ${stagedId}`);
+    this.uploads.delete(stagedId);
+    clearTimeout(upload.idle);
+    await upload.handle.close();
+    return { stagedId, size: upload.size, mime: sniffImage(upload.head) };
+  }
+
   async commit(stagedId: string, mime: ImageMime): Promise<string> {
     if (!STAGED_ID.test(stagedId)) throw new Error("Bad staged id");
     const name = `${randomUUID()}.${extensionOf[mime]}`;
@@ -92,6 +139,12 @@ export class LocalBlobStore implements BlobStore {
   }
 
   async discard(stagedId: string): Promise<void> {
+    const upload = this.uploads.get(stagedId);
+    if (upload) {
+      this.uploads.delete(stagedId);
+      clearTimeout(upload.idle);
+      await upload.handle.close().catch(() => undefined);
+    }
     if (STAGED_ID.test(stagedId)) await fs.promises.rm(path.join(this.tmp, stagedId), { force: true });
   }
 

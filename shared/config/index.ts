@@ -86,6 +86,12 @@ export const configSchema = {
     "Moleculer cacher: Memory, or redis://host:port for a cache shared by all nodes",
     str,
   ),
+  serializer: entry(
+    "SERIALIZER",
+    "Notepack",
+    "Packet serializer between nodes (all nodes alike): Notepack (binary, carries upload chunks as bytes) or JSON",
+    oneOf("Notepack", "JSON"),
+  ),
   cacheTtlSeconds: entry("CACHE_TTL", "60", "Seconds a cached read lives before it is loaded again", int(1)),
   logLevel: entry(
     "LOG_LEVEL",

@@ -35,8 +35,6 @@ describe("gateway routing", () => {
 });
 
 describe("routes of later issues", () => {
-  const token = () => sys.manifest.users.alice.access_token;
-
   it.each([
     ["GET", "/users/friends"],
     ["GET", "/users/payments"],

@@ -1,0 +1,123 @@
+/** Shared pieces of the benchmark: processes, ports, memory readings, reports. */
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import fs from "node:fs";
+import net from "node:net";
+import os from "node:os";
+import path from "node:path";
+
+export const root = path.resolve(__dirname, "..");
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.once("error", reject);
+    srv.listen(0, "127.0.0.1", () => {
+      const port = (srv.address() as net.AddressInfo).port;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+/** Resident and peak resident memory of a process, in bytes (Linux /proc). */
+export function memoryOf(pid: number): { rss: number; peak: number } {
+  const status = fs.readFileSync(`/proc/${pid}/status`, "utf8");
+  const kb = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? 0) * 1024;
+  return { rss: kb("VmRSS"), peak: kb("VmHWM") };
+}
+
+export function build(): void {
+  const res = spawnSync(
+    process.execPath,
+    [require.resolve("typescript/bin/tsc"), "-p", "tsconfig.build.json"],
+    {
+      cwd: root,
+      stdio: "inherit",
+    },
+  );
+  if (res.status !== 0) throw new Error("build failed");
+}
+
+export function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
+  const env = { ...process.env };
+  for (const k of ["TRANSPORTER", "CACHER", "MONGO_URI", "SERVICES", "PORT", "DATA_DIR", "NODE_ENV"])
+    delete env[k];
+  return { ...env, LOG_LEVEL: "warn", NODE_ENV: "development", ...extra };
+}
+
+export function startNode(env: Record<string, string>): ChildProcess {
+  const child = spawn(process.execPath, [path.join(root, "dist/bin/start.js")], {
+    cwd: root,
+    env: cleanEnv(env),
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  child.stdout?.resume();
+  return child;
+}
+
+export async function waitFor(check: () => Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await check().catch(() => false)) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`Timed out waiting for ${what}`);
+}
+
+export const tmpDir = (prefix: string) => fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+
+/** A private nats-server on a free port, or null when the binary is not installed. */
+export async function startNats(): Promise<{ url: string; stop(): void } | null> {
+  const which = spawnSync("sh", ["-c", "command -v nats-server"], { encoding: "utf8" });
+  const bin = which.stdout.trim();
+  if (!bin) return null;
+  const port = await freePort();
+  const dir = tmpDir("bench-nats-");
+  const child = spawn(bin, ["-a", "127.0.0.1", "-p", String(port), "-js", "-sd", dir], { stdio: "ignore" });
+  await waitFor(
+    () =>
+      new Promise((resolve) => {
+        const s = net.connect(port, "127.0.0.1", () => {
+          s.end();
+          resolve(true);
+        });
+        s.on("error", () => resolve(false));
+      }),
+    10_000,
+    "nats-server",
+  );
+  return { url: `nats://127.0.0.1:${port}`, stop: () => child.kill("SIGTERM") };
+}
+
+export function machineHeader(mode: string): string {
+  return `${os.cpus().length} cores (nproc), ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}, ${mode}; load generator and servers share this machine`;
+}
+
+export function writeResults(
+  name: string,
+  header: string,
+  rows: Record<string, string | number>[],
+  keep: boolean,
+): string {
+  const stamp = new Date().toISOString().replace(/[:.]/g, "-");
+  const dir = path.join(root, "bench", "results");
+  const cols = Object.keys(rows[0] ?? {});
+  const md = [
+    `# ${name}`,
+    "",
+    header,
+    "",
+    `| ${cols.join(" | ")} |`,
+    `|${cols.map(() => "---").join("|")}|`,
+    ...rows.map((r) => `| ${cols.map((c) => String(r[c])).join(" | ")} |`),
+    "",
+  ].join("\n");
+  if (keep) {
+    fs.mkdirSync(dir, { recursive: true });
+    fs.writeFileSync(
+      path.join(dir, `${name}-${stamp}.json`),
+      `${JSON.stringify({ header, rows }, null, 2)}\n`,
+    );
+    fs.writeFileSync(path.join(dir, `${name}-${stamp}.md`), md);
+  }
+  return md;
+}

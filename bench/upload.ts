@@ -1,0 +1,167 @@
+/**
+ * Upload case of the store-events issue: one large picture through the gateway, reporting how much the
+ * gateway's and the stores service's resident memory grew at its peak (target: at most 32 MB, i.e.
+ * streamed, not buffered). Runs embedded (one process) and, when nats-server is installed, distributed
+ * (gateway and the other services as separate processes over a private NATS).
+ */
+import fs from "node:fs";
+import http from "node:http";
+import path from "node:path";
+import type { ChildProcess } from "node:child_process";
+import { cleanEnv, freePort, memoryOf, root, startNats, startNode, tmpDir, waitFor } from "./lib";
+import { spawnSync } from "node:child_process";
+
+const MB = 1024 * 1024;
+
+interface Manifest {
+  users: { alice: { access_token: string } };
+  stores: { alice_store: number };
+}
+
+function upload(port: number, manifest: Manifest, bytes: number): Promise<{ status: number; ms: number }> {
+  const boundary = "----bench-boundary";
+  const start = new Date(Date.now() + 86400_000).toISOString();
+  const fields = {
+    name: "Bench",
+    price: "1",
+    event_type: "online",
+    duration: "60",
+    participants_limit: "10",
+    start_time: start,
+  };
+  const head = Buffer.from(
+    Object.entries(fields)
+      .map(([k, v]) => `--${boundary}\r\nContent-Disposition: form-data; name="${k}"\r\n\r\n${v}\r\n`)
+      .join("") +
+      `--${boundary}\r\nContent-Disposition: form-data; name="main_picture"; filename="big.png"\r\nContent-Type: image/png\r\n\r\n`,
+  );
+  const tail = Buffer.from(`\r\n--${boundary}--\r\n`);
+  const chunk = Buffer.alloc(256 * 1024, 0x42);
+  Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]).copy(chunk);
+  const t0 = Date.now();
+  return new Promise((resolve, reject) => {
+    const req = http.request(`http://127.0.0.1:${port}/stores/${manifest.stores.alice_store}/events`, {
+      method: "POST",
+      headers: {
+        authorization: `Bearer ${manifest.users.alice.access_token}`,
+        "content-type": `multipart/form-data; boundary=${boundary}`,
+        "content-length": String(head.length + bytes + tail.length),
+      },
+    });
+    req.on("response", (res) => {
+      res.resume();
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, ms: Date.now() - t0 }));
+    });
+    req.on("error", reject);
+    req.write(head);
+    let sent = 0;
+    const pump = () => {
+      while (sent < bytes) {
+        const n = Math.min(chunk.length, bytes - sent);
+        const piece = sent === 0 ? chunk.subarray(0, n) : Buffer.alloc(n, 0x42);
+        sent += n;
+        if (!req.write(piece)) return void req.once("drain", pump);
+      }
+      req.end(tail);
+    };
+    pump();
+  });
+}
+
+const stop = (p: ChildProcess) =>
+  new Promise<void>((resolve) => {
+    if (p.exitCode !== null) return resolve();
+    p.once("exit", () => resolve());
+    p.kill("SIGTERM");
+  });
+
+const health = (port: number) => () => fetch(`http://127.0.0.1:${port}/health`).then((r) => r.status === 200);
+
+async function measure(
+  label: string,
+  port: number,
+  manifest: Manifest,
+  procs: { gateway: ChildProcess; stores: ChildProcess },
+  bytes: number,
+): Promise<Record<string, string | number>> {
+  await new Promise((r) => setTimeout(r, 500));
+  const pids = { gateway: procs.gateway.pid as number, stores: procs.stores.pid as number };
+  const before = { gateway: memoryOf(pids.gateway).rss, stores: memoryOf(pids.stores).rss };
+  const res = await upload(port, manifest, bytes);
+  const after = { gateway: memoryOf(pids.gateway).peak, stores: memoryOf(pids.stores).peak };
+  const row: Record<string, string | number> = {
+    topology: label,
+    picture_mb: bytes / MB,
+    status: res.status,
+    seconds: (res.ms / 1000).toFixed(2),
+    mb_per_s: (bytes / MB / (res.ms / 1000)).toFixed(1),
+  };
+  row.gateway_peak_growth_mb = ((after.gateway - before.gateway) / MB).toFixed(1);
+  row.stores_peak_growth_mb =
+    pids.stores === pids.gateway ? "(same process)" : ((after.stores - before.stores) / MB).toFixed(1);
+  row.target = "≤ 32 MB growth per process";
+  return row;
+}
+
+export async function runUploadBench(quick: boolean): Promise<Record<string, string | number>[]> {
+  const bytes = Number(process.env.BENCH_UPLOAD_MB ?? (quick ? 5 : 50)) * MB;
+  const rows: Record<string, string | number>[] = [];
+
+  // Embedded: gateway and stores share one process.
+  {
+    const dataDir = tmpDir("bench-upload-");
+    const port = await freePort();
+    const proc = startNode({ PORT: String(port), DATA_DIR: dataDir, PICTURE_MAX_BYTES: String(1024 * MB) });
+    try {
+      await waitFor(health(port), 30_000, "embedded server");
+      await waitFor(async () => fs.existsSync(path.join(dataDir, "demo-manifest.json")), 30_000, "manifest");
+      const manifest = JSON.parse(
+        fs.readFileSync(path.join(dataDir, "demo-manifest.json"), "utf8"),
+      ) as Manifest;
+      rows.push(await measure("embedded", port, manifest, { gateway: proc, stores: proc }, bytes));
+    } finally {
+      proc.kill("SIGTERM");
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    }
+  }
+
+  // Distributed: the picture crosses from the gateway process to the stores process over NATS.
+  const nats = await startNats();
+  if (!nats) {
+    rows.push({
+      topology: "distributed",
+      picture_mb: bytes / MB,
+      status: "skipped: nats-server not installed",
+    });
+    return rows;
+  }
+  const dirs = [tmpDir("bench-gw-"), tmpDir("bench-svc-")];
+  const port = await freePort();
+  const common = {
+    TRANSPORTER: nats.url,
+    NAMESPACE: `bench${process.pid}`,
+    PICTURE_MAX_BYTES: String(1024 * MB),
+  };
+  const gateway = startNode({ ...common, SERVICES: "gateway", PORT: String(port), DATA_DIR: dirs[0] });
+  const services = startNode({
+    ...common,
+    SERVICES: "auth,users,rounds,stores,settings,notifier",
+    DATA_DIR: dirs[1],
+  });
+  try {
+    await waitFor(health(port), 30_000, "gateway");
+    const seeded = spawnSync(process.execPath, [path.join(root, "dist/bin/ctl.js"), "seed"], {
+      cwd: root,
+      env: cleanEnv({ ...common, DATA_DIR: tmpDir("bench-ctl-") }),
+      encoding: "utf8",
+    });
+    if (seeded.status !== 0) throw new Error(`seed failed: ${seeded.stderr}`);
+    const manifest = JSON.parse(seeded.stdout) as Manifest;
+    rows.push(await measure("distributed (NATS)", port, manifest, { gateway, stores: services }, bytes));
+  } finally {
+    await Promise.all([stop(gateway), stop(services)]);
+    nats.stop();
+    dirs.forEach((d) => fs.rmSync(d, { recursive: true, force: true }));
+  }
+  return rows;
+}
