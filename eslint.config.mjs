@@ -24,7 +24,7 @@ export default tseslint.config(
     languageOptions: { sourceType: "commonjs", globals: { module: "writable", require: "readonly" } },
   },
   {
-    files: ["shared/config/**", "test/**", "bin/**", "jest.config.js", "*.mjs", "*.js"],
+    files: ["shared/config/**", "test/**", "bench/**", "bin/**", "jest.config.js", "*.mjs", "*.js"],
     rules: {
       "no-restricted-syntax": "off",
       "@typescript-eslint/no-require-imports": "off",
