@@ -8,8 +8,7 @@
 import { randomUUID } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
-import { Transform, type Readable } from "node:stream";
-import { pipeline } from "node:stream/promises";
+import type { Readable } from "node:stream";
 import { PayloadTooLargeError } from "../../shared/errors";
 import { extensionOf, sniffImage, type ImageMime } from "./image-type";
 
@@ -75,29 +74,16 @@ export class LocalBlobStore implements BlobStore {
     return removed;
   }
 
+  /** A whole stream, through the same chunk path (one open file, counted, sniffed, removed on failure). */
   async stage(source: Readable, maxBytes: number): Promise<Staged> {
-    const stagedId = randomUUID();
-    const file = path.join(this.tmp, stagedId);
-    let size = 0;
-    let head = Buffer.alloc(0);
-    const meter = new Transform({
-      transform(chunk: Buffer, _enc, done) {
-        size += chunk.length;
-        if (size > maxBytes) {
-          done(new PayloadTooLargeError(`main_picture is larger than ${maxBytes} bytes`));
-          return;
-        }
-        if (head.length < 12) head = Buffer.concat([head, chunk.subarray(0, 12 - head.length)]);
-        done(null, chunk);
-      },
-    });
+    const stagedId = await this.begin();
     try {
-      await pipeline(source, meter, fs.createWriteStream(file, { flags: "wx" }));
+      for await (const chunk of source as AsyncIterable<Buffer>) await this.append(stagedId, chunk, maxBytes);
+      return await this.finish(stagedId);
     } catch (err) {
-      fs.rmSync(file, { force: true });
+      await this.discard(stagedId);
       throw err;
     }
-    return { stagedId, size, mime: sniffImage(head) };
   }
 
   async begin(): Promise<string> {
