@@ -35,11 +35,12 @@ export function readEventMultipart(
   try {
     bb = busboy({
       headers: req.headers,
+      // busboy refuses a file or value that reaches its limit; ours refuse only what passes it.
       limits: {
-        fileSize: limits.fileBytes,
+        fileSize: limits.fileBytes + 1,
         files: 1,
         fields: limits.fields,
-        fieldSize: limits.fieldBytes,
+        fieldSize: limits.fieldBytes + 1,
         parts: limits.fields + 1,
       },
     });
@@ -50,6 +51,7 @@ export function readEventMultipart(
   return new Promise((resolve, reject) => {
     const fields: Record<string, string> = {};
     let staging: Promise<StagedPicture> | null = null;
+    let activeFile: Readable | null = null;
     let failed = false;
 
     const fail = (err: Error) => {
@@ -78,6 +80,7 @@ export function readEventMultipart(
         file.destroy(err);
         fail(err);
       });
+      activeFile = file;
       staging = stage(file);
       staging.catch((err: Error) => fail(err));
     });
@@ -95,7 +98,12 @@ export function readEventMultipart(
         (err: Error) => fail(err),
       );
     });
-    req.on("aborted", () => fail(new BadRequestError("Request aborted")));
+    req.on("aborted", () => {
+      const err = new BadRequestError("Request aborted");
+      // The picture's stream would otherwise wait forever for bytes that will not come.
+      if (activeFile && !activeFile.destroyed) activeFile.destroy(err);
+      fail(err);
+    });
     req.pipe(bb);
   });
 }

@@ -89,7 +89,7 @@ export class LocalBlobStore implements BlobStore {
   async begin(): Promise<string> {
     const stagedId = randomUUID();
     const handle = await fs.promises.open(path.join(this.tmp, stagedId), "wx");
-    const idle = setTimeout(() => void this.discard(stagedId), IDLE_MS).unref();
+    const idle = setTimeout(() => this.discard(stagedId).catch(() => undefined), IDLE_MS).unref();
     this.uploads.set(stagedId, { handle, size: 0, head: Buffer.alloc(0), idle });
     return stagedId;
   }

@@ -54,6 +54,13 @@ const ISO_WITH_OFFSET = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[
 const NUMBER = /^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$/;
 const INTEGER = /^[+-]?\d+$/;
 
+/** Date.parse turns 2030-02-30 into 2 March; a day the month does not have is an error. */
+function calendarDateExists(iso: string): boolean {
+  const [y, m, d] = iso.slice(0, 10).split("-").map(Number);
+  const date = new Date(Date.UTC(y, m - 1, d));
+  return date.getUTCFullYear() === y && date.getUTCMonth() === m - 1 && date.getUTCDate() === d;
+}
+
 class Form {
   readonly issues: ValidationIssue[] = [];
   constructor(private readonly raw: Record<string, string>) {}
@@ -130,7 +137,7 @@ class Form {
     const value = this.text(field, { required: true });
     if (value === null) return null;
     const ms = Date.parse(value);
-    if (!ISO_WITH_OFFSET.test(value) || Number.isNaN(ms)) {
+    if (!ISO_WITH_OFFSET.test(value) || Number.isNaN(ms) || !calendarDateExists(value)) {
       return this.issue(
         field,
         "datetime_parsing",

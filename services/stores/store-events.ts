@@ -84,9 +84,12 @@ export async function createStoreEvent(deps: StoreEventsDeps, input: CreateEvent
     await deps.emitCreated(createdEvent(item, store, form, view));
     return view;
   } catch (err) {
-    if (item) await deps.repo.deleteItem(item._id);
-    if (pictureName) await deps.blobs.remove(pictureName);
-    else if (input.picture) await deps.blobs.discard(input.picture.staged_id);
+    // Each undo step on its own: one failing must not skip the others nor hide the original error.
+    const undo = async (step: () => Promise<void>) => step().catch(() => undefined);
+    if (item) await undo(() => deps.repo.deleteItem((item as ItemDoc)._id));
+    if (pictureName) await undo(() => deps.blobs.remove(pictureName as string));
+    else if (input.picture)
+      await undo(() => deps.blobs.discard((input.picture as { staged_id: string }).staged_id));
     throw err;
   }
 }

@@ -304,3 +304,144 @@ describe("LocalBlobStore.sweep", () => {
     expect(blobs.sweep()).toBe(0);
   });
 });
+
+describe("LocalBlobStore chunked uploads (begin, append, finish)", () => {
+  const appendAll = async (id: string, bytes: Buffer, chunk: number, max = 1_000_000) => {
+    for (const part of chunksOf(bytes, chunk)) await blobs.append(id, part, max);
+  };
+
+  it("when an upload begins, then an empty staging file exists under a fresh staged id", async () => {
+    const id = await blobs.begin();
+    expect(id).toMatch(UUID);
+    expect(staging()).toEqual([id]);
+    expect(fs.statSync(path.join(dir, ".staging", id)).size).toBe(0);
+    await blobs.discard(id);
+  });
+
+  it("when chunks are appended and the upload finished, then the staged file is byte-identical with its size and type", async () => {
+    const bytes = picture("jpeg", 100_000);
+    const id = await blobs.begin();
+    await appendAll(id, bytes, 16_384);
+    const staged = await blobs.finish(id);
+    expect(staged).toEqual({ stagedId: id, size: bytes.length, mime: "image/jpeg" });
+    expect(fs.readFileSync(path.join(dir, ".staging", id)).equals(bytes)).toBe(true);
+  });
+
+  it("when the first bytes arrive one per chunk, then the type is still sniffed", async () => {
+    const id = await blobs.begin();
+    await appendAll(id, picture("webp", 30), 1);
+    expect((await blobs.finish(id)).mime).toBe("image/webp");
+  });
+
+  it("when a finished upload is committed, then the picture moves into place byte-identical", async () => {
+    const bytes = picture("png", 50_000);
+    const id = await blobs.begin();
+    await appendAll(id, bytes, 7000);
+    await blobs.finish(id);
+    const name = await blobs.commit(id, "image/png");
+    expect(staging()).toEqual([]);
+    expect(fs.readFileSync(path.join(dir, name)).equals(bytes)).toBe(true);
+  });
+
+  it("when the bytes are not an image, then finish reports mime null", async () => {
+    const id = await blobs.begin();
+    await blobs.append(id, Buffer.from("hello, I am text"), 1000);
+    expect(await blobs.finish(id)).toMatchObject({ size: 16, mime: null });
+  });
+
+  it("when nothing is appended, then finish reports size 0", async () => {
+    const id = await blobs.begin();
+    expect(await blobs.finish(id)).toEqual({ stagedId: id, size: 0, mime: null });
+  });
+
+  it("when the appended total reaches exactly maxBytes, then it is accepted", async () => {
+    const id = await blobs.begin();
+    await appendAll(id, picture("png", 4096), 1024, 4096);
+    expect((await blobs.finish(id)).size).toBe(4096);
+  });
+
+  it("when an append passes maxBytes, then PayloadTooLargeError, the staging file is deleted and the upload closed", async () => {
+    const id = await blobs.begin();
+    await blobs.append(id, picture("png", 3000), 4096);
+    const err = await blobs.append(id, Buffer.alloc(1097), 4096).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(PayloadTooLargeError);
+    expect((err as PayloadTooLargeError).code).toBe(413);
+    expect(staging()).toEqual([]);
+    await expect(blobs.append(id, Buffer.alloc(1), 4096)).rejects.toThrow(`No open upload ${id}`);
+    await expect(blobs.finish(id)).rejects.toThrow(`No open upload ${id}`);
+  });
+
+  it("when append or finish name an upload that was never begun, then they fail", async () => {
+    const id = "00000000-0000-4000-8000-000000000000";
+    await expect(blobs.append(id, Buffer.alloc(1), 10)).rejects.toThrow(`No open upload ${id}`);
+    await expect(blobs.finish(id)).rejects.toThrow(`No open upload ${id}`);
+  });
+
+  it("when an open upload is discarded, then its file is gone and later chunks are refused", async () => {
+    const id = await blobs.begin();
+    await blobs.append(id, picture("png", 500), 1000);
+    await blobs.discard(id);
+    expect(staging()).toEqual([]);
+    await expect(blobs.append(id, Buffer.alloc(1), 1000)).rejects.toThrow("No open upload");
+  });
+
+  it("when an upload is finished, then it cannot be appended to any more", async () => {
+    const id = await blobs.begin();
+    await blobs.finish(id);
+    await expect(blobs.append(id, Buffer.alloc(1), 1000)).rejects.toThrow("No open upload");
+    expect(staging()).toEqual([id]);
+  });
+
+  it("when two uploads run at once, then their chunks do not mix", async () => {
+    const a = picture("png", 20_000);
+    const b = picture("jpeg", 20_000);
+    const [ida, idb] = await Promise.all([blobs.begin(), blobs.begin()]);
+    await Promise.all([appendAll(ida, a, 3000), appendAll(idb, b, 5000)]);
+    await Promise.all([blobs.finish(ida), blobs.finish(idb)]);
+    expect(fs.readFileSync(path.join(dir, ".staging", ida)).equals(a)).toBe(true);
+    expect(fs.readFileSync(path.join(dir, ".staging", idb)).equals(b)).toBe(true);
+  });
+
+  describe("when the sender goes silent", () => {
+    afterEach(() => {
+      jest.useRealTimers();
+    });
+
+    it("when no chunk arrives for a minute, then the upload is discarded; each chunk restarts that minute", async () => {
+      jest.useFakeTimers({ doNotFake: ["setImmediate", "nextTick", "queueMicrotask"] });
+      const id = await blobs.begin();
+      jest.advanceTimersByTime(50_000);
+      await blobs.append(id, picture("png", 100), 1000);
+      jest.advanceTimersByTime(50_000); // 100 s after begin, 50 s after the last chunk
+      expect(staging()).toEqual([id]);
+      await expect(blobs.append(id, Buffer.alloc(10), 1000)).resolves.toBeUndefined();
+      jest.advanceTimersByTime(60_001);
+      jest.useRealTimers();
+      await eventually(() => expect(staging()).toEqual([]));
+      await expect(blobs.append(id, Buffer.alloc(1), 1000)).rejects.toThrow("No open upload");
+    });
+
+    it("when an upload is finished, then the idle timer no longer deletes its staged file", async () => {
+      jest.useFakeTimers({ doNotFake: ["setImmediate", "nextTick", "queueMicrotask"] });
+      const id = await blobs.begin();
+      await blobs.finish(id);
+      jest.advanceTimersByTime(120_000);
+      jest.useRealTimers();
+      await sleep(50);
+      expect(staging()).toEqual([id]);
+    });
+  });
+});
+
+async function eventually(assertion: () => void, timeoutMs = 1000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      assertion();
+      return;
+    } catch (err) {
+      if (Date.now() > deadline) throw err;
+      await sleep(10);
+    }
+  }
+}
