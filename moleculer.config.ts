@@ -3,12 +3,37 @@
  * embedded mode (no transporter, memory cacher, one process) and the distributed one (NATS, Redis, one
  * service per process).
  */
-import type { BrokerOptions } from "moleculer";
+import type { BrokerOptions, Middleware } from "moleculer";
+import { Middleware as ChannelsMiddleware } from "@moleculer/channels";
 import type { Config } from "./shared/config";
 import { AjvValidator } from "./shared/validation";
 
+/**
+ * Durable messaging (the notifier's jobs) rides on NATS JetStream when the transporter is NATS. Without
+ * it (embedded), there is no channel middleware and the notifier uses its store-backed queue.
+ */
+function channelsMiddleware(config: Config): Middleware[] {
+  if (!config.transporter.startsWith("nats://")) return [];
+  return [
+    ChannelsMiddleware({
+      adapter: {
+        type: "NATS",
+        options: {
+          nats: { url: config.transporter },
+          maxInFlight: 2,
+          maxRetries: config.notifierMaxDeliveries,
+          deadLettering: { enabled: true, queueName: "DEAD_LETTER" },
+        },
+      },
+      context: false,
+      // The package's typings demand every adapter's options at once; these are the NATS ones.
+    } as never) as unknown as Middleware,
+  ];
+}
+
 export function brokerOptions(config: Config): BrokerOptions {
   return {
+    middlewares: channelsMiddleware(config),
     namespace: config.namespace,
     nodeID: config.nodeId || undefined,
     transporter: config.transporter || undefined,

@@ -21,7 +21,8 @@ const usage = `Usage: npm run -s ctl -- <command>
   friends add <user_id> <user_id>                  make two users friends
   apikey add --scope app|notifications [--label L] print a new API key (shown once)
   apikey revoke <key_id>
-  app-version set --platform android|ios|ru_store --current V --min V`;
+  app-version set --platform android|ios|ru_store --current V --min V
+  device add <user_id> <token>                     register a push registration token`;
 
 class UsageError extends Error {}
 
@@ -121,6 +122,11 @@ async function run(args: string[]): Promise<void> {
   }
   if (command === "apikey" && sub === "revoke" && rest[0]) {
     return print(await withBroker(config, (b) => call(b, "auth.revokeApiKey", { id: rest[0] })));
+  }
+  if (command === "device" && sub === "add" && rest.length === 2) {
+    return print(
+      await withBroker(config, (b) => call(b, "users.addDevice", { user_id: rest[0], token: rest[1] })),
+    );
   }
   if (command === "app-version" && sub === "set") {
     const params = {

@@ -108,7 +108,8 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
       }
       const key = req.headers["x-api-key"];
       if (typeof key !== "string" || key === "") throw new NotAuthenticatedError();
-      await call(ctx, "auth.verifyApiKey", { key, scope: spec.apiKeyScope ?? "app" });
+      const verified = await call(ctx, "auth.verifyApiKey", { key, scope: spec.apiKeyScope ?? "app" });
+      (ctx.meta as { apiKey?: { key_id: string } }).apiKey = { key_id: verified.key_id };
       return null;
     },
 
@@ -127,6 +128,11 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
       const path = Object.fromEntries(
         Object.entries(req.$params).filter(([k]) => spec.path.includes(`:${k}`)),
       );
+      const headers = Object.fromEntries(
+        Object.entries(spec.headers ?? {})
+          .filter(([h]) => typeof req.headers[h] === "string")
+          .map(([h, param]) => [param, req.headers[h]]),
+      );
       const query = Object.fromEntries(
         (spec.query ?? []).filter((q) => req.query?.[q] !== undefined).map((q) => [q, req.query?.[q]]),
       );
@@ -138,7 +144,7 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
       if (spec.body === "json-object" || spec.body === "json-object-or-null") {
         body = parseJsonBody(await readRaw(req, this.config.requestBodyLimitBytes), spec.body);
       }
-      req.$params = { ...body, ...query, ...path };
+      req.$params = { ...body, ...headers, ...query, ...path };
     },
 
     /**

@@ -1,16 +1,174 @@
-/** notifier: multicast push jobs. POST /notifications/send-multicast comes with the notifier issue (501 now). */
-import type { ServiceSchema } from "moleculer";
-import { NotImplementedError } from "../shared/errors";
+/**
+ * notifier: accepts multicast push requests (recorded durably, answered 202 before anything is sent) and
+ * delivers them asynchronously through firebase-admin in batches. With NATS the jobs travel on a durable
+ * JetStream channel (@moleculer/channels: acknowledged after the work is recorded, bounded in flight,
+ * dead-lettered after NOTIFIER_MAX_DELIVERIES); embedded, the job records are the queue.
+ */
+import type { Context, Service, ServiceSchema } from "moleculer";
+import { call, type ParamsOf, type ResultOf } from "../shared/contracts";
+import {
+  JobParams,
+  SendMulticastParams,
+  type JobMessage,
+  type NotificationJob,
+} from "../shared/contracts/notifier";
+import type { Config } from "../shared/config";
+import { NotFoundError } from "../shared/errors";
+import { serviceConfig, serviceStore } from "../shared/runtime";
+import { acceptMulticast } from "./notifier/accept";
+import { deliverJob, type DeliverDeps } from "./notifier/deliver";
+import { JobsRepository, type JobDoc } from "./notifier/jobs.repository";
+import { LocalJobQueue } from "./notifier/local-queue";
+import { transportFor, type PushTransport } from "./notifier/transport";
 
-const NotifierServiceSchema: ServiceSchema = {
+export const JOBS_CHANNEL = "notifier.jobs";
+
+interface NotifierService extends Service {
+  config: Config;
+  jobs: JobsRepository;
+  transport: PushTransport;
+  queue: LocalJobQueue | null;
+  deliverDeps(): DeliverDeps;
+  deliver(jobId: string): Promise<void>;
+  enqueue(jobId: string): Promise<void>;
+}
+
+interface ApiKeyMeta {
+  apiKey?: { key_id: string } | null;
+  $statusCode?: number;
+}
+
+const iso = (d: Date | null) => (d ? new Date(d).toISOString() : null);
+
+export const toJobView = (j: JobDoc): NotificationJob => ({
+  id: j._id,
+  status: j.status,
+  recipients: j.recipients,
+  users_without_devices: j.users_without_devices,
+  devices: j.devices,
+  sent: j.sent,
+  failed: j.failed,
+  pruned: j.pruned,
+  created_at: iso(j.created_at) as string,
+  started_at: iso(j.started_at),
+  finished_at: iso(j.finished_at),
+  error: j.error,
+});
+
+const NotifierServiceSchema: ServiceSchema<Record<string, never>, NotifierService> = {
   name: "notifier",
 
   actions: {
+    /** POST /notifications/send-multicast → 202 {id, status, recipients}. */
     sendMulticast: {
-      handler(): never {
-        throw new NotImplementedError();
+      params: SendMulticastParams,
+      async handler(
+        this: NotifierService,
+        ctx: Context<ParamsOf<"notifier.sendMulticast">, ApiKeyMeta>,
+      ): Promise<ResultOf<"notifier.sendMulticast">> {
+        const accepted = await acceptMulticast(
+          {
+            jobs: this.jobs,
+            enqueue: (id) => this.enqueue(id),
+            warn: (m, e) => this.logger.warn(m, e),
+            maxRecipients: this.config.multicastMaxRecipients,
+            now: () => new Date(),
+          },
+          ctx.params,
+          ctx.meta.apiKey?.key_id ?? "",
+        );
+        ctx.meta.$statusCode = 202;
+        return accepted;
       },
     },
+
+    /** GET /notifications/{job_id} (outside the spec). */
+    job: {
+      params: JobParams,
+      async handler(
+        this: NotifierService,
+        ctx: Context<ParamsOf<"notifier.job">>,
+      ): Promise<ResultOf<"notifier.job">> {
+        const job = await this.jobs.find(ctx.params.job_id);
+        if (!job) throw new NotFoundError("Notification job not found");
+        return toJobView(job);
+      },
+    },
+  },
+
+  // Used only when the broker has the channels middleware (a NATS transporter, see moleculer.config.ts).
+  channels: {
+    [JOBS_CHANNEL]: {
+      group: "notifier",
+      maxInFlight: 2,
+      async handler(this: NotifierService, msg: JobMessage) {
+        await this.deliver(msg.job_id);
+      },
+    },
+  },
+
+  methods: {
+    deliverDeps(this: NotifierService): DeliverDeps {
+      return {
+        jobs: this.jobs,
+        deviceTokens: (userIds) => call(this.broker, "users.deviceTokens", { user_ids: userIds }),
+        prune: async (tokens) =>
+          tokens.length === 0 ? 0 : (await call(this.broker, "users.pruneTokens", { tokens })).pruned,
+        transport: this.transport,
+        concurrency: this.config.pushBatchConcurrency,
+        maxRetries: this.config.pushMaxRetries,
+        retryBaseMs: this.config.pushRetryBaseMs,
+        sleep: (ms) => new Promise((r) => setTimeout(r, ms)),
+        now: () => new Date(),
+      };
+    },
+
+    /** One delivery attempt; past NOTIFIER_MAX_DELIVERIES the job is failed instead (and acknowledged). */
+    async deliver(this: NotifierService, jobId: string): Promise<void> {
+      const job = await this.jobs.find(jobId);
+      if (!job || job.status === "done" || job.status === "failed") return;
+      if (job.deliveries >= this.config.notifierMaxDeliveries) {
+        await this.jobs.fail(jobId, `gave up after ${job.deliveries} delivery attempts`, new Date());
+        return;
+      }
+      await deliverJob(this.deliverDeps(), jobId);
+    },
+
+    async enqueue(this: NotifierService, jobId: string): Promise<void> {
+      const send = (this.broker as unknown as { sendToChannel?: (c: string, m: JobMessage) => Promise<void> })
+        .sendToChannel;
+      if (send) await send.call(this.broker, JOBS_CHANNEL, { job_id: jobId });
+      else this.queue?.kick();
+    },
+  },
+
+  created(this: NotifierService) {
+    this.config = serviceConfig(this);
+  },
+
+  async started(this: NotifierService) {
+    this.jobs = new JobsRepository(await serviceStore(this));
+    await this.jobs.init();
+    this.transport = transportFor(this.config, (line) => this.logger.info(line));
+    const channels =
+      typeof (this.broker as unknown as { sendToChannel?: unknown }).sendToChannel === "function";
+    this.queue = channels
+      ? null
+      : new LocalJobQueue(
+          async () => (await this.jobs.unfinished()).map((j) => j._id),
+          (id) => this.deliver(id),
+          async (id, err) => this.logger.warn(`Delivery of ${id} failed; it will be tried again`, err),
+        );
+    // Jobs accepted but never handed over (a crash in between): the queue (embedded) or the channel.
+    for (const job of await this.jobs.unfinished()) {
+      if (channels && job.status === "queued") await this.enqueue(job._id).catch(() => undefined);
+    }
+    this.queue?.kick();
+  },
+
+  async stopped(this: NotifierService) {
+    await this.queue?.stop();
+    await this.transport?.close();
   },
 };
 

@@ -5,6 +5,10 @@
 import type { Context, Service, ServiceSchema } from "moleculer";
 import { Events, type ParamsOf, type ResultOf } from "../shared/contracts";
 import {
+  AddDeviceParams,
+  DeviceTokensParams,
+  type DeviceTokensResult,
+  PruneTokensParams,
   AddFriendsParams,
   AreFriendsParams,
   CreateUserParams,
@@ -18,12 +22,14 @@ import { RoundMemberJoinedEvent } from "../shared/contracts/rounds";
 import { ConflictError, NotAuthenticatedError, NotFoundError } from "../shared/errors";
 import { cleanCache, serviceStore } from "../shared/runtime";
 import { toFriends, toPayment } from "./users/lists";
+import { DevicesRepository } from "./users/devices.repository";
 import { PaymentsRepository } from "./users/payments.repository";
 import { toProfile, UsersRepository } from "./users/users.repository";
 
 interface UsersService extends Service {
   repo: UsersRepository;
   payments: PaymentsRepository;
+  devices: DevicesRepository;
 }
 
 const callerId = (ctx: Context<unknown, AuthMeta>): string => {
@@ -124,6 +130,34 @@ const UsersServiceSchema: ServiceSchema<Record<string, never>, UsersService> = {
       },
     },
 
+    /** Device registration tokens (push): added with the CLI, read and pruned by the notifier. */
+    addDevice: {
+      visibility: "public",
+      params: AddDeviceParams,
+      async handler(this: UsersService, ctx: Context<AddDeviceParams>) {
+        if (!(await this.repo.findById(ctx.params.user_id))) throw new NotFoundError("User not found");
+        await this.devices.add(ctx.params.user_id, ctx.params.token, new Date());
+        return { user_id: ctx.params.user_id, token: ctx.params.token };
+      },
+    },
+
+    deviceTokens: {
+      visibility: "public",
+      params: DeviceTokensParams,
+      async handler(this: UsersService, ctx: Context<DeviceTokensParams>): Promise<DeviceTokensResult> {
+        const found = await this.devices.tokensOf(ctx.params.user_ids);
+        return { tokens: found.tokens, users_with_devices: found.usersWithDevices };
+      },
+    },
+
+    pruneTokens: {
+      visibility: "public",
+      params: PruneTokensParams,
+      async handler(this: UsersService, ctx: Context<PruneTokensParams>) {
+        return { pruned: await this.devices.prune(ctx.params.tokens) };
+      },
+    },
+
     addFriends: {
       visibility: "public",
       params: AddFriendsParams,
@@ -165,7 +199,8 @@ const UsersServiceSchema: ServiceSchema<Record<string, never>, UsersService> = {
     const store = await serviceStore(this);
     this.repo = new UsersRepository(store);
     this.payments = new PaymentsRepository(store);
-    await Promise.all([this.repo.init(), this.payments.init()]);
+    this.devices = new DevicesRepository(store);
+    await Promise.all([this.repo.init(), this.payments.init(), this.devices.init()]);
   },
 };
 

@@ -21,7 +21,7 @@ interface ErrorLike {
   data?: unknown;
 }
 
-const heads = new Set(["path", "query", "body"]);
+const heads = new Set(["path", "query", "header", "body"]);
 const ownTypes = new Set<string>(Object.values(ErrorType));
 
 /** FastAPI's entry shape, keys in its order; `loc` gains its "path"/"query"/"body" head. */
@@ -31,7 +31,8 @@ export function toFastApiIssues(issues: ValidationIssue[], spec: RouteSpec | und
     const loc = heads.has(String(i.loc[0])) ? i.loc : [originOf(spec, i.loc[0]), ...i.loc];
     const out: ValidationIssue = { type: i.type, loc, msg: i.msg };
     // FastAPI reports a missing path or query parameter with input null (a body field: the body).
-    const missingParam = i.type === "missing" && (loc[0] === "query" || loc[0] === "path");
+    const missingParam =
+      i.type === "missing" && (loc[0] === "query" || loc[0] === "path" || loc[0] === "header");
     if ("input" in i) out.input = i.input === undefined || missingParam ? null : i.input;
     return out;
   });

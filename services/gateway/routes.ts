@@ -17,6 +17,8 @@ export interface RouteSpec {
   query?: string[];
   /** The access token's expiry is not checked (refreshing is what a client does when it expired). */
   acceptExpiredToken?: boolean;
+  /** Request headers handed to the action: header name (lower case) → parameter name. */
+  headers?: Record<string, string>;
 }
 
 export const routes: RouteSpec[] = [
@@ -61,8 +63,19 @@ export const routes: RouteSpec[] = [
     auth: "apiKey",
     apiKeyScope: "notifications",
     body: "json-object",
+    headers: { "idempotency-key": "idempotency_key" },
   },
 ];
+
+/** Outside the spec: the state of a multicast job. */
+routes.push({
+  method: "GET",
+  path: "/notifications/:job_id",
+  action: "notifier.job",
+  auth: "apiKey",
+  apiKeyScope: "notifications",
+  body: "none",
+});
 
 /** Outside the spec: uploaded pictures, at the URLs store events report as cover_picture_url. */
 routes.push({ method: "GET", path: "/media/:name", action: "stores.media", auth: "none", body: "none" });
@@ -76,10 +89,11 @@ export const pathParamsOf = (spec: RouteSpec): string[] =>
 export function originOf(
   spec: RouteSpec | undefined,
   param: string | number | undefined,
-): "path" | "query" | "body" {
+): "path" | "query" | "header" | "body" {
   if (spec && typeof param === "string") {
     if (pathParamsOf(spec).includes(param)) return "path";
     if (spec.query?.includes(param)) return "query";
+    if (spec.headers && Object.values(spec.headers).includes(param)) return "header";
   }
   return "body";
 }

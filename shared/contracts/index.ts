@@ -15,6 +15,7 @@ import type {
   VerifyTokenParams,
   VerifyTokenResult,
 } from "./auth";
+import type { JobParams, MulticastAccepted, NotificationJob, SendMulticastParams } from "./notifier";
 import type { Round } from "./round";
 import type { AppSettingsParams, AppSettingsResult, PlatformVersions, SetVersionsParams } from "./settings";
 import type { CreateRoundParams, GetRoundParams, JoinRoundParams, QuestionInfo } from "./rounds";
@@ -33,6 +34,10 @@ import type {
   AddFriendsParams,
   AreFriendsParams,
   CreateUserParams,
+  AddDeviceParams,
+  DeviceTokensParams,
+  DeviceTokensResult,
+  PruneTokensParams,
   Friend,
   Payment,
   ProfilesParams,
@@ -63,6 +68,11 @@ export interface ActionContracts {
   "stores.createItem": [CreateItemParams, ItemInfo];
   "settings.appSettings": [AppSettingsParams, AppSettingsResult];
   "settings.setVersions": [SetVersionsParams, PlatformVersions];
+  "notifier.sendMulticast": [SendMulticastParams, MulticastAccepted];
+  "notifier.job": [JobParams, NotificationJob];
+  "users.addDevice": [AddDeviceParams, { user_id: string; token: string }];
+  "users.deviceTokens": [DeviceTokensParams, DeviceTokensResult];
+  "users.pruneTokens": [PruneTokensParams, { pruned: number }];
   "rounds.get": [GetRoundParams, Round];
   "rounds.join": [JoinRoundParams, Round];
   "rounds.create": [CreateRoundParams, { id: string; uniq_id: string }];

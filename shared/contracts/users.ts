@@ -73,3 +73,24 @@ export const Payment = Type.Object({
 });
 export type Payment = Static<typeof Payment>;
 export const PaymentList = Type.Array(Payment);
+
+export const AddDeviceParams = Type.Object({
+  user_id: Type.String({ minLength: 1, maxLength: 64 }),
+  token: Type.String({ minLength: 1, maxLength: 4096 }),
+});
+export type AddDeviceParams = Static<typeof AddDeviceParams>;
+
+export const DeviceTokensParams = Type.Object({
+  user_ids: Type.Array(Type.String({ maxLength: 64 }), { maxItems: 10_000 }),
+});
+export type DeviceTokensParams = Static<typeof DeviceTokensParams>;
+export interface DeviceTokensResult {
+  /** Sorted by token, so a job's batches come out the same way every time. */
+  tokens: string[];
+  users_with_devices: number;
+}
+
+export const PruneTokensParams = Type.Object({
+  tokens: Type.Array(Type.String({ maxLength: 4096 }), { maxItems: 10_000 }),
+});
+export type PruneTokensParams = Static<typeof PruneTokensParams>;

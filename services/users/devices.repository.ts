@@ -1,0 +1,40 @@
+/** Device registration tokens of users (push). One document per token: a token belongs to one user. */
+import type { Collection, Store } from "../../shared/storage";
+
+interface DeviceDoc {
+  _id: string; // the registration token
+  user_id: string;
+  created_at: Date;
+}
+
+export class DevicesRepository {
+  private readonly devices: Collection<DeviceDoc>;
+
+  constructor(store: Store) {
+    this.devices = store.collection<DeviceDoc>("devices");
+  }
+
+  async init(): Promise<void> {
+    await this.devices.createIndex({ fields: ["user_id"] });
+  }
+
+  /** Registers (or moves) a token to a user. */
+  async add(userId: string, token: string, now: Date): Promise<void> {
+    await this.devices.updateOne(
+      { _id: token },
+      { $set: { user_id: userId, created_at: now } },
+      { upsert: true },
+    );
+  }
+
+  async tokensOf(userIds: string[]): Promise<{ tokens: string[]; usersWithDevices: number }> {
+    if (userIds.length === 0) return { tokens: [], usersWithDevices: 0 };
+    const docs = await this.devices.find({ user_id: { $in: userIds } });
+    const tokens = docs.map((d) => d._id).sort();
+    return { tokens, usersWithDevices: new Set(docs.map((d) => d.user_id)).size };
+  }
+
+  prune(tokens: string[]): Promise<number> {
+    return tokens.length === 0 ? Promise.resolve(0) : this.devices.deleteMany({ _id: { $in: tokens } });
+  }
+}
