@@ -28,6 +28,7 @@ interface NotifierService extends Service {
   jobs: JobsRepository;
   transport: PushTransport;
   queue: LocalJobQueue | null;
+  stopping: boolean;
   deliverDeps(): DeliverDeps;
   deliver(jobId: string): Promise<void>;
   enqueue(jobId: string): Promise<void>;
@@ -120,6 +121,7 @@ const NotifierServiceSchema: ServiceSchema<Record<string, never>, NotifierServic
         retryBaseMs: this.config.pushRetryBaseMs,
         sleep: (ms) => new Promise((r) => setTimeout(r, ms)),
         now: () => new Date(),
+        stopping: () => this.stopping,
       };
     },
 
@@ -144,6 +146,7 @@ const NotifierServiceSchema: ServiceSchema<Record<string, never>, NotifierServic
 
   created(this: NotifierService) {
     this.config = serviceConfig(this);
+    this.stopping = false;
   },
 
   async started(this: NotifierService) {
@@ -167,6 +170,7 @@ const NotifierServiceSchema: ServiceSchema<Record<string, never>, NotifierServic
   },
 
   async stopped(this: NotifierService) {
+    this.stopping = true;
     await this.queue?.stop();
     await this.transport?.close();
   },

@@ -25,6 +25,8 @@ export interface DeliverDeps {
   retryBaseMs: number;
   sleep(ms: number): Promise<void>;
   now(): Date;
+  /** True when the service is stopping: no new batch is started, the job stays unfinished and resumes. */
+  stopping(): boolean;
 }
 
 const RETRIABLE = new Set([
@@ -93,10 +95,10 @@ async function planBatches(deps: DeliverDeps, job: JobDoc): Promise<void> {
 }
 
 /** Runs `work` over `items` with at most `limit` in flight. */
-async function inPool<T>(items: T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
+async function inPool<T>(items: T[], limit: number, stop: () => boolean, work: (item: T) => Promise<void>): Promise<void> {
   let next = 0;
   const worker = async () => {
-    while (next < items.length) await work(items[next++]);
+    while (next < items.length && !stop()) await work(items[next++]);
   };
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
 }
@@ -107,7 +109,7 @@ export async function deliverJob(deps: DeliverDeps, jobId: string): Promise<void
   if (!job.planned) await planBatches(deps, job);
   const message = buildMessage(job);
   const pending = await deps.jobs.pendingBatches(jobId);
-  await inPool(pending, deps.concurrency, async (batch: BatchDoc) => {
+  await inPool(pending, deps.concurrency, deps.stopping, async (batch: BatchDoc) => {
     const result = await sendBatch(deps, message, batch.tokens);
     await deps.prune(result.prune);
     await deps.jobs.completeBatch(batch, {
@@ -116,5 +118,6 @@ export async function deliverJob(deps: DeliverDeps, jobId: string): Promise<void
       pruned: result.prune.length,
     });
   });
+  if (deps.stopping()) return;
   await deps.jobs.finish(jobId, deps.now());
 }

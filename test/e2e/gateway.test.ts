@@ -52,15 +52,6 @@ describe("routes of later issues", () => {
     expect(res.body).toEqual({ detail: "Not authenticated" });
     expect(res.headers.get("www-authenticate")).toBeNull();
   });
-
-  it("when send-multicast has a notifications key, then 501 Not implemented", async () => {
-    const res = await api(sys, "POST", "/notifications/send-multicast", {
-      apiKey: sys.manifest.api_keys.notifications,
-      json: { title: "t", user_ids: ["u"] },
-    });
-    expect(res.status).toBe(501);
-    expect(res.body).toEqual({ detail: "Not implemented" });
-  });
 });
 
 describe("faults", () => {

@@ -6,8 +6,8 @@
  *   invalid-*   400 INVALID_ARGUMENT, "not a valid FCM registration token"
  *   badmsg-*    400 INVALID_ARGUMENT about the message, not the token
  *   busy-*      503 with Retry-After: 1 the first time, then 200
- *   rate-*      429 QUOTA_EXCEEDED the first two times, then 200
- *   down-*      503 always
+ *   rate-*      429 QUOTA_EXCEEDED the first time, then 200
+ *   down-*      503 always, Retry-After: 1
  * It counts every request per token, so tests can see retries and prove nothing was sent twice.
  */
 import https from "node:https";
@@ -76,7 +76,7 @@ export async function startFakeFcm(): Promise<FakeFcm> {
           ...fcmError(503, "UNAVAILABLE", "The service is currently unavailable."),
           headers: { "Retry-After": "1" },
         };
-      else if (token.startsWith("rate-") && n <= 2)
+      else if (token.startsWith("rate-") && n === 1)
         answer = fcmError(429, "RESOURCE_EXHAUSTED", "Quota exceeded.", "QUOTA_EXCEEDED");
       else if (token.startsWith("down-"))
         answer = fcmError(503, "UNAVAILABLE", "The service is currently unavailable.");
