@@ -95,7 +95,12 @@ async function planBatches(deps: DeliverDeps, job: JobDoc): Promise<void> {
 }
 
 /** Runs `work` over `items` with at most `limit` in flight. */
-async function inPool<T>(items: T[], limit: number, stop: () => boolean, work: (item: T) => Promise<void>): Promise<void> {
+async function inPool<T>(
+  items: T[],
+  limit: number,
+  stop: () => boolean,
+  work: (item: T) => Promise<void>,
+): Promise<void> {
   let next = 0;
   const worker = async () => {
     while (next < items.length && !stop()) await work(items[next++]);

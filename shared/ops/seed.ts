@@ -236,7 +236,8 @@ export async function seed(broker: ServiceBroker, baseUrl: string | null = null)
   // Demo devices (registration tokens are opaque to us; these only ever reach the log transport or a fake).
   for (const [i, u] of [alice, bob, carol, ...crowd].entries()) {
     await call(broker, "users.addDevice", { user_id: u.id, token: `demo-device-${u.username}-a` });
-    if (i % 3 === 0) await call(broker, "users.addDevice", { user_id: u.id, token: `demo-device-${u.username}-b` });
+    if (i % 3 === 0)
+      await call(broker, "users.addDevice", { user_id: u.id, token: `demo-device-${u.username}-b` });
   }
 
   await call(broker, "settings.setVersions", {
