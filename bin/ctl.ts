@@ -22,7 +22,8 @@ const usage = `Usage: npm run -s ctl -- <command>
   apikey add --scope app|notifications [--label L] print a new API key (shown once)
   apikey revoke <key_id>
   app-version set --platform android|ios|ru_store --current V --min V
-  device add <user_id> <token>                     register a push registration token`;
+  device add <user_id> <token>                     register a push registration token
+  device import <file>                             register many: one "<user_id> <token>" per line`;
 
 class UsageError extends Error {}
 
@@ -127,6 +128,22 @@ async function run(args: string[]): Promise<void> {
     return print(
       await withBroker(config, (b) => call(b, "users.addDevice", { user_id: rest[0], token: rest[1] })),
     );
+  }
+  if (command === "device" && sub === "import" && rest[0]) {
+    const devices = fs
+      .readFileSync(rest[0], "utf8")
+      .split("\n")
+      .map((line) => line.trim().split(/\s+/))
+      .filter((parts) => parts.length === 2 && parts[0] !== "")
+      .map(([user_id, token]) => ({ user_id, token }));
+    const added = await withBroker(config, async (b) => {
+      let n = 0;
+      for (let i = 0; i < devices.length; i += 10_000) {
+        n += (await call(b, "users.importDevices", { devices: devices.slice(i, i + 10_000) })).added;
+      }
+      return n;
+    });
+    return print({ read: devices.length, added });
   }
   if (command === "app-version" && sub === "set") {
     const params = {

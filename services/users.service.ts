@@ -9,6 +9,7 @@ import {
   DeviceTokensParams,
   type DeviceTokensResult,
   PruneTokensParams,
+  ImportDevicesParams,
   AddFriendsParams,
   AreFriendsParams,
   CreateUserParams,
@@ -138,6 +139,14 @@ const UsersServiceSchema: ServiceSchema<Record<string, never>, UsersService> = {
         if (!(await this.repo.findById(ctx.params.user_id))) throw new NotFoundError("User not found");
         await this.devices.add(ctx.params.user_id, ctx.params.token, new Date());
         return { user_id: ctx.params.user_id, token: ctx.params.token };
+      },
+    },
+
+    importDevices: {
+      visibility: "public",
+      params: ImportDevicesParams,
+      async handler(this: UsersService, ctx: Context<ImportDevicesParams>) {
+        return { added: await this.devices.import(ctx.params.devices, new Date()) };
       },
     },
 

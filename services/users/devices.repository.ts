@@ -27,6 +27,14 @@ export class DevicesRepository {
     );
   }
 
+  /** Inserts many at once; tokens already registered are left as they are. Resolves to the number added. */
+  async import(devices: { user_id: string; token: string }[], now: Date): Promise<number> {
+    const existing = new Set((await this.devices.find({ _id: { $in: devices.map((d) => d.token) } })).map((d) => d._id));
+    const fresh = new Map(devices.filter((d) => !existing.has(d.token)).map((d) => [d.token, d.user_id]));
+    await this.devices.insertMany([...fresh].map(([token, userId]) => ({ _id: token, user_id: userId, created_at: now })));
+    return fresh.size;
+  }
+
   async tokensOf(userIds: string[]): Promise<{ tokens: string[]; usersWithDevices: number }> {
     if (userIds.length === 0) return { tokens: [], usersWithDevices: 0 };
     const docs = await this.devices.find({ user_id: { $in: userIds } });

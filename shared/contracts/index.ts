@@ -38,6 +38,7 @@ import type {
   DeviceTokensParams,
   DeviceTokensResult,
   PruneTokensParams,
+  ImportDevicesParams,
   Friend,
   Payment,
   ProfilesParams,
@@ -73,6 +74,7 @@ export interface ActionContracts {
   "users.addDevice": [AddDeviceParams, { user_id: string; token: string }];
   "users.deviceTokens": [DeviceTokensParams, DeviceTokensResult];
   "users.pruneTokens": [PruneTokensParams, { pruned: number }];
+  "users.importDevices": [ImportDevicesParams, { added: number }];
   "rounds.get": [GetRoundParams, Round];
   "rounds.join": [JoinRoundParams, Round];
   "rounds.create": [CreateRoundParams, { id: string; uniq_id: string }];

@@ -94,3 +94,12 @@ export const PruneTokensParams = Type.Object({
   tokens: Type.Array(Type.String({ maxLength: 4096 }), { maxItems: 10_000 }),
 });
 export type PruneTokensParams = Static<typeof PruneTokensParams>;
+
+/** Bulk registration (operations: migrations, load tests); user ids are not checked. */
+export const ImportDevicesParams = Type.Object({
+  devices: Type.Array(
+    Type.Object({ user_id: Type.String({ minLength: 1, maxLength: 64 }), token: Type.String({ minLength: 1, maxLength: 4096 }) }),
+    { maxItems: 10_000 },
+  ),
+});
+export type ImportDevicesParams = Static<typeof ImportDevicesParams>;

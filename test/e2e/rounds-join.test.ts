@@ -222,7 +222,7 @@ describe("join request body", () => {
   it("when the body exceeds the size limit, then 413 with a detail", async () => {
     const res = await api(sys, "POST", path(), {
       token: sys.manifest.users.carol.access_token,
-      raw: JSON.stringify({ attributes: [], pad: "x".repeat(2 * 1024 * 1024) }),
+      raw: JSON.stringify({ attributes: [], pad: "x".repeat(9 * 1024 * 1024) }),
     });
     expect(res.status).toBe(413);
     expect(typeof res.body.detail).toBe("string");
