@@ -29,9 +29,13 @@ export class DevicesRepository {
 
   /** Inserts many at once; tokens already registered are left as they are. Resolves to the number added. */
   async import(devices: { user_id: string; token: string }[], now: Date): Promise<number> {
-    const existing = new Set((await this.devices.find({ _id: { $in: devices.map((d) => d.token) } })).map((d) => d._id));
+    const existing = new Set(
+      (await this.devices.find({ _id: { $in: devices.map((d) => d.token) } })).map((d) => d._id),
+    );
     const fresh = new Map(devices.filter((d) => !existing.has(d.token)).map((d) => [d.token, d.user_id]));
-    await this.devices.insertMany([...fresh].map(([token, userId]) => ({ _id: token, user_id: userId, created_at: now })));
+    await this.devices.insertMany(
+      [...fresh].map(([token, userId]) => ({ _id: token, user_id: userId, created_at: now })),
+    );
     return fresh.size;
   }
 

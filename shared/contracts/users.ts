@@ -98,7 +98,10 @@ export type PruneTokensParams = Static<typeof PruneTokensParams>;
 /** Bulk registration (operations: migrations, load tests); user ids are not checked. */
 export const ImportDevicesParams = Type.Object({
   devices: Type.Array(
-    Type.Object({ user_id: Type.String({ minLength: 1, maxLength: 64 }), token: Type.String({ minLength: 1, maxLength: 4096 }) }),
+    Type.Object({
+      user_id: Type.String({ minLength: 1, maxLength: 64 }),
+      token: Type.String({ minLength: 1, maxLength: 4096 }),
+    }),
     { maxItems: 10_000 },
   ),
 });
