@@ -21,7 +21,8 @@ function channelsMiddleware(config: Config): Middleware[] {
         options: {
           nats: { url: config.transporter },
           maxInFlight: 2,
-          maxRetries: config.notifierMaxDeliveries,
+          // One more than the notifier's own bound, so the attempt that marks the job failed is delivered.
+          maxRetries: config.notifierMaxDeliveries + 1,
           deadLettering: { enabled: true, queueName: "DEAD_LETTER" },
         },
       },

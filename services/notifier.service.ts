@@ -29,6 +29,7 @@ interface NotifierService extends Service {
   transport: PushTransport;
   queue: LocalJobQueue | null;
   stopping: boolean;
+  sweepTimer: NodeJS.Timeout | null;
   deliverDeps(): DeliverDeps;
   deliver(jobId: string): Promise<void>;
   enqueue(jobId: string): Promise<void>;
@@ -133,7 +134,20 @@ const NotifierServiceSchema: ServiceSchema<Record<string, never>, NotifierServic
         await this.jobs.fail(jobId, `gave up after ${job.deliveries} delivery attempts`, new Date());
         return;
       }
-      await deliverJob(this.deliverDeps(), jobId);
+      try {
+        await deliverJob(this.deliverDeps(), jobId);
+      } catch (err) {
+        // The last allowed attempt failed: record it (the channel dead-letters the message as well).
+        const after = await this.jobs.find(jobId);
+        if (after && after.deliveries >= this.config.notifierMaxDeliveries) {
+          await this.jobs.fail(
+            jobId,
+            `gave up after ${after.deliveries} delivery attempts: ${(err as Error).message}`,
+            new Date(),
+          );
+        }
+        throw err;
+      }
     },
 
     async enqueue(this: NotifierService, jobId: string): Promise<void> {
@@ -147,6 +161,7 @@ const NotifierServiceSchema: ServiceSchema<Record<string, never>, NotifierServic
   created(this: NotifierService) {
     this.config = serviceConfig(this);
     this.stopping = false;
+    this.sweepTimer = null;
   },
 
   async started(this: NotifierService) {
@@ -163,14 +178,27 @@ const NotifierServiceSchema: ServiceSchema<Record<string, never>, NotifierServic
           async (id, err) => this.logger.warn(`Delivery of ${id} failed; it will be tried again`, err),
         );
     // Jobs accepted but never handed over (a crash in between): the queue (embedded) or the channel.
-    for (const job of await this.jobs.unfinished()) {
-      if (channels && job.status === "queued") await this.enqueue(job._id).catch(() => undefined);
+    if (channels) {
+      const sweep = async () => {
+        const stale = Date.now() - 60_000;
+        for (const job of await this.jobs.unfinished()) {
+          if (job.status === "queued" && new Date(job.created_at).getTime() < stale) {
+            await this.enqueue(job._id).catch((err) => this.logger.warn(`Could not enqueue ${job._id}`, err));
+          }
+        }
+      };
+      // Queued at start (a crash between recording and publishing), and every minute after.
+      for (const job of await this.jobs.unfinished()) {
+        if (job.status === "queued") await this.enqueue(job._id).catch(() => undefined);
+      }
+      this.sweepTimer = setInterval(() => void sweep().catch(() => undefined), 60_000).unref();
     }
     this.queue?.kick();
   },
 
   async stopped(this: NotifierService) {
     this.stopping = true;
+    if (this.sweepTimer) clearInterval(this.sweepTimer);
     await this.queue?.stop();
     await this.transport?.close();
   },

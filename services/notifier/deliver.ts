@@ -15,7 +15,7 @@ const USER_PAGE = 5000;
 export interface DeliverDeps {
   jobs: Pick<
     JobsRepository,
-    "startDelivery" | "plan" | "pendingBatches" | "completeBatch" | "finish" | "find"
+    "startDelivery" | "plan" | "pendingBatches" | "completeBatch" | "finish" | "find" | "recipientsOf"
   >;
   deviceTokens(userIds: string[]): Promise<DeviceTokensResult>;
   prune(tokens: string[]): Promise<number>;
@@ -79,10 +79,11 @@ export async function sendBatch(
 }
 
 async function planBatches(deps: DeliverDeps, job: JobDoc): Promise<void> {
+  const userIds = await deps.jobs.recipientsOf(job._id);
   const tokens: string[] = [];
   let withDevices = 0;
-  for (let i = 0; i < job.user_ids.length; i += USER_PAGE) {
-    const page = await deps.deviceTokens(job.user_ids.slice(i, i + USER_PAGE));
+  for (let i = 0; i < userIds.length; i += USER_PAGE) {
+    const page = await deps.deviceTokens(userIds.slice(i, i + USER_PAGE));
     tokens.push(...page.tokens);
     withDevices += page.users_with_devices;
   }
@@ -94,7 +95,10 @@ async function planBatches(deps: DeliverDeps, job: JobDoc): Promise<void> {
   });
 }
 
-/** Runs `work` over `items` with at most `limit` in flight. */
+/**
+ * Runs `work` over `items` with at most `limit` in flight. The first failure stops new work, and the
+ * promise settles only when every started item has: a retry of the job must not race leftover sends.
+ */
 async function inPool<T>(
   items: T[],
   limit: number,
@@ -102,10 +106,18 @@ async function inPool<T>(
   work: (item: T) => Promise<void>,
 ): Promise<void> {
   let next = 0;
+  const state: { failure: { err: unknown } | null } = { failure: null };
   const worker = async () => {
-    while (next < items.length && !stop()) await work(items[next++]);
+    while (!state.failure && next < items.length && !stop()) {
+      try {
+        await work(items[next++]);
+      } catch (err) {
+        state.failure ??= { err };
+      }
+    }
   };
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  if (state.failure) throw state.failure.err;
 }
 
 export async function deliverJob(deps: DeliverDeps, jobId: string): Promise<void> {

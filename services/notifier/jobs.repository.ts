@@ -22,7 +22,6 @@ export interface JobDoc extends JobCounts {
   desc: string | null;
   picture: string | null;
   keys: Record<string, string | number | boolean> | null;
-  user_ids: string[];
   recipients: number;
   planned: boolean;
   deliveries: number;
@@ -30,6 +29,16 @@ export interface JobDoc extends JobCounts {
   created_at: Date;
   started_at: Date | null;
   finished_at: Date | null;
+}
+
+/**
+ * The user ids of a job, apart from the job: read once when the batches are planned, never rewritten
+ * (the job document changes with every batch and must stay small; NeDB rewrites a changed document
+ * whole).
+ */
+interface RecipientsDoc {
+  _id: string;
+  user_ids: string[];
 }
 
 export interface BatchDoc {
@@ -46,9 +55,11 @@ export interface BatchDoc {
 export class JobsRepository {
   private readonly jobs: Collection<JobDoc>;
   private readonly batches: Collection<BatchDoc>;
+  private readonly recipients: Collection<RecipientsDoc>;
 
   constructor(store: Store) {
     this.jobs = store.collection<JobDoc>("notification_jobs");
+    this.recipients = store.collection<RecipientsDoc>("notification_recipients");
     this.batches = store.collection<BatchDoc>("notification_batches");
   }
 
@@ -72,7 +83,6 @@ export class JobsRepository {
       desc: p.desc ?? null,
       picture: p.picture ?? null,
       keys: p.keys ?? null,
-      user_ids: p.user_ids,
       recipients: p.user_ids.length,
       planned: false,
       deliveries: 0,
@@ -87,6 +97,10 @@ export class JobsRepository {
       finished_at: null,
     };
     try {
+      // Recipients first: a job is only ever visible with its recipients in place.
+      await this.recipients.insertOne({ _id: id, user_ids: p.user_ids }).catch((err: unknown) => {
+        if (!(err instanceof DuplicateKeyError)) throw err;
+      });
       return { job: await this.jobs.insertOne(doc), created: true };
     } catch (err) {
       if (!(err instanceof DuplicateKeyError)) throw err;
@@ -94,6 +108,10 @@ export class JobsRepository {
       if (!existing) throw err;
       return { job: existing, created: false };
     }
+  }
+
+  async recipientsOf(id: string): Promise<string[]> {
+    return (await this.recipients.findOne({ _id: id }))?.user_ids ?? [];
   }
 
   find(id: string): Promise<JobDoc | null> {
@@ -127,13 +145,10 @@ export class JobsRepository {
       failed: 0,
       pruned: 0,
     }));
-    for (const d of docs) {
-      try {
-        await this.batches.insertOne(d);
-      } catch (err) {
-        if (!(err instanceof DuplicateKeyError)) throw err;
-      }
-    }
+    // Nothing is sent before a job is planned, so a plan interrupted by a crash is simply redone whole
+    // (the tokens may have changed meanwhile; two half plans must not mix).
+    await this.batches.deleteMany({ job_id: job._id });
+    await this.batches.insertMany(docs);
     await this.jobs.updateOne({ _id: job._id }, { $set: { planned: true, ...counts } });
   }
 

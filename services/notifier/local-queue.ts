@@ -33,7 +33,14 @@ export class LocalJobQueue {
 
   private async drain(): Promise<void> {
     let failures = 0;
-    for (const id of await this.unfinished()) {
+    let ids: string[] = [];
+    try {
+      ids = await this.unfinished();
+    } catch (err) {
+      failures++;
+      await this.onError("(listing unfinished jobs)", err);
+    }
+    for (const id of ids) {
       if (this.stopped) return;
       try {
         await this.deliver(id);

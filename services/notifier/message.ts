@@ -11,7 +11,7 @@ export interface PushMessage {
   data?: Record<string, string>;
 }
 
-/** FCM refuses these data keys (and any starting with "google." or "gcm."). */
+/** FCM refuses these data keys, and any starting with "google" or "gcm". */
 const RESERVED = new Set(["from", "message_type", "collapse_key", "notification", "priority", "to"]);
 
 export const FCM_PAYLOAD_LIMIT = 4000;
@@ -33,7 +33,7 @@ export function checkMessage(
 ): ValidationIssue[] {
   const issues: ValidationIssue[] = [];
   for (const key of Object.keys(p.keys ?? {})) {
-    if (RESERVED.has(key) || key.startsWith("google.") || key.startsWith("gcm.")) {
+    if (RESERVED.has(key) || /^(google|gcm)/.test(key)) {
       issues.push({
         type: "value_error",
         loc: ["keys", key],

@@ -153,8 +153,8 @@ export const configSchema = {
   ),
   requestBodyLimitBytes: entry(
     "REQUEST_BODY_LIMIT",
-    "1048576",
-    "Largest JSON request body in bytes",
+    "8388608",
+    "Largest JSON request body in bytes (a multicast to 100,000 user ids is about 4 MB)",
     int(1024),
   ),
   pictureMaxBytes: entry(

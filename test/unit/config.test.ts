@@ -23,7 +23,7 @@ describe("loadConfig", () => {
       accessTokenTtlSeconds: 900,
       refreshTokenTtlSeconds: 2592000,
       defaultCurrency: "RUB",
-      requestBodyLimitBytes: 1048576,
+      requestBodyLimitBytes: 8388608,
       requestTimeoutMs: 10000,
     });
     expect(config.dataDir).toBe(path.resolve("./data"));
