@@ -61,17 +61,27 @@ export async function runMulticastBench(quick: boolean): Promise<Record<string, 
     if (imported.status !== 0) throw new Error(`device import failed: ${imported.stderr}`);
 
     server = startNode(env);
-    await waitFor(() => fetch(`http://127.0.0.1:${port}/health`).then((r) => r.status === 200), 30_000, "server");
+    await waitFor(
+      () => fetch(`http://127.0.0.1:${port}/health`).then((r) => r.status === 200),
+      30_000,
+      "server",
+    );
     const pid = server.pid as number;
     const before = memoryOf(pid).rss;
     const t0 = Date.now();
     const accepted = await fetch(`http://127.0.0.1:${port}/notifications/send-multicast`, {
       method: "POST",
       headers: { "content-type": "application/json", "x-api-key": manifest.api_keys.notifications },
-      body: JSON.stringify({ title: "Bench", desc: "A multicast", user_ids: userIds, keys: { campaign: "bench" } }),
+      body: JSON.stringify({
+        title: "Bench",
+        desc: "A multicast",
+        user_ids: userIds,
+        keys: { campaign: "bench" },
+      }),
     });
     const acceptMs = Date.now() - t0;
-    if (accepted.status !== 202) throw new Error(`multicast answered ${accepted.status}: ${await accepted.text()}`);
+    if (accepted.status !== 202)
+      throw new Error(`multicast answered ${accepted.status}: ${await accepted.text()}`);
     const { id } = (await accepted.json()) as { id: string };
     let job: Record<string, unknown> = {};
     await waitFor(

@@ -17,7 +17,8 @@ async function main(): Promise<void> {
   const multicast = await runMulticastBench(quick);
   process.stdout.write(`${writeResults("multicast", header, multicast, !quick)}\n`);
   if (upload.some((r) => r.status !== 200)) throw new Error("An upload did not succeed");
-  if (multicast.some((r) => r.status !== "done" || r.sent !== r.devices)) throw new Error("The multicast did not complete");
+  if (multicast.some((r) => r.status !== "done" || r.sent !== r.devices))
+    throw new Error("The multicast did not complete");
 }
 
 main().catch((err) => {
