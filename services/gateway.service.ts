@@ -3,6 +3,7 @@
  * the request into action parameters, calls the action the route table names, and maps every error to
  * the spec's bodies in one place (gateway/http-errors.ts).
  */
+import fs from "node:fs";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Context, Service, ServiceSchema } from "moleculer";
 import ApiGateway from "moleculer-web";
@@ -14,6 +15,8 @@ import { serviceConfig } from "../shared/runtime";
 import { toHttpError } from "./gateway/http-errors";
 import { sendInChunks } from "./gateway/chunked-upload";
 import { readEventMultipart } from "./gateway/multipart";
+import { docsAsset, docsHtml } from "./gateway/docs-page";
+import { buildOpenApi } from "./gateway/openapi";
 import { parseJsonBody, readRaw } from "./gateway/request-body";
 import { routeByAction, routes, type RouteSpec } from "./gateway/routes";
 
@@ -34,6 +37,7 @@ interface AliasLike {
 
 interface GatewayService extends Service {
   config: Config;
+  openApi: Record<string, unknown>;
   aliases: AliasLike[];
   server: import("node:http").Server;
   specOf(req: Req): RouteSpec | undefined;
@@ -75,6 +79,22 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
           "GET /health"(this: GatewayService, _req: Req, res: Res) {
             const ready = this.broker.started;
             this.sendJson(res, ready ? 200 : 503, { status: ready ? "ok" : "starting" });
+          },
+          "GET /openapi.json"(this: GatewayService, _req: Req, res: Res) {
+            this.sendJson(res, 200, this.openApi);
+          },
+          "GET /docs"(this: GatewayService, _req: Req, res: Res) {
+            res.writeHead(200, {
+              "Content-Type": "text/html; charset=utf-8",
+              "Content-Length": Buffer.byteLength(docsHtml),
+            });
+            res.end(docsHtml);
+          },
+          "GET /docs/:file"(this: GatewayService, req: Req, res: Res) {
+            const asset = docsAsset(String(req.$params.file));
+            if (!asset) return this.sendJson(res, 404, { detail: "Not Found" });
+            res.writeHead(200, { "Content-Type": asset.type, "Cache-Control": "public, max-age=86400" });
+            fs.createReadStream(asset.file).pipe(res);
           },
         },
       },
@@ -220,6 +240,7 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
 
   created(this: GatewayService) {
     this.config = serviceConfig(this);
+    this.openApi = buildOpenApi(routes, this.config.publicUrl);
     this.settings.port = this.config.port;
     this.settings.ip = this.config.host;
   },

@@ -1,10 +1,35 @@
 /**
  * The HTTP routes of the spec, each mapped to one action (moleculer-web, mapping policy restrict). The
- * table also says how each route authenticates and what its body is, so the gateway's hooks and error
- * mapping need no per-route code.
+ * table also says how each route authenticates, what its body is, and what it answers: the gateway's
+ * hooks, its error mapping and the API document (openapi.ts) all read it, so no route has code of its own.
  */
+import { Type, type TSchema } from "@sinclair/typebox";
+import { RefreshParams, TokenSet } from "../../shared/contracts/auth";
+import {
+  JobParams,
+  MulticastAccepted,
+  NotificationJob,
+  SendMulticastParams,
+} from "../../shared/contracts/notifier";
+import { Round } from "../../shared/contracts/round";
+import { GetRoundParams, JoinRoundParams } from "../../shared/contracts/rounds";
+import { AppSettingsParams, AppSettingsResult } from "../../shared/contracts/settings";
+import { MediaParams, StoreEvent, StoreEventForm, StoreIdParam } from "../../shared/contracts/stores";
+import { FriendList, PaymentList } from "../../shared/contracts/users";
+
 export type AuthScheme = "bearer" | "apiKey" | "none";
 export type BodyKind = "none" | "json-object" | "json-object-or-null" | "multipart";
+
+export interface RouteDoc {
+  summary: string;
+  tag: string;
+  /** The action's own params schema: path, query, header and body parts are cut from it. */
+  params?: TSchema;
+  /** A multipart form, documented field by field. */
+  form?: TSchema;
+  success: { status: 200 | 202; schema?: TSchema; contentType?: string };
+  errors: number[];
+}
 
 export interface RouteSpec {
   method: "GET" | "POST";
@@ -19,6 +44,7 @@ export interface RouteSpec {
   acceptExpiredToken?: boolean;
   /** Request headers handed to the action: header name (lower case) → parameter name. */
   headers?: Record<string, string>;
+  doc: RouteDoc;
 }
 
 export const routes: RouteSpec[] = [
@@ -28,8 +54,28 @@ export const routes: RouteSpec[] = [
     action: "rounds.join",
     auth: "bearer",
     body: "json-object-or-null",
+    doc: {
+      summary: "Join round",
+      tag: "rounds",
+      params: JoinRoundParams,
+      success: { status: 200, schema: Round },
+      errors: [401, 404, 409, 422],
+    },
   },
-  { method: "GET", path: "/rounds/:round_id", action: "rounds.get", auth: "bearer", body: "none" },
+  {
+    method: "GET",
+    path: "/rounds/:round_id",
+    action: "rounds.get",
+    auth: "bearer",
+    body: "none",
+    doc: {
+      summary: "Get single round",
+      tag: "rounds",
+      params: GetRoundParams,
+      success: { status: 200, schema: Round },
+      errors: [401, 404, 422],
+    },
+  },
   {
     method: "POST",
     path: "/auth/refresh-token",
@@ -37,6 +83,13 @@ export const routes: RouteSpec[] = [
     auth: "bearer",
     body: "json-object",
     acceptExpiredToken: true,
+    doc: {
+      summary: "Refresh token",
+      tag: "auth",
+      params: RefreshParams,
+      success: { status: 200, schema: TokenSet },
+      errors: [401, 422],
+    },
   },
   {
     method: "POST",
@@ -44,9 +97,41 @@ export const routes: RouteSpec[] = [
     action: "stores.createEvent",
     auth: "bearer",
     body: "multipart",
+    doc: {
+      summary: "Create store event",
+      tag: "stores",
+      params: Type.Object({ store_id: StoreIdParam }),
+      form: StoreEventForm,
+      success: { status: 200, schema: StoreEvent },
+      errors: [400, 401, 403, 404, 413, 415, 422],
+    },
   },
-  { method: "GET", path: "/users/friends", action: "users.friends", auth: "bearer", body: "none" },
-  { method: "GET", path: "/users/payments", action: "users.payments", auth: "bearer", body: "none" },
+  {
+    method: "GET",
+    path: "/users/friends",
+    action: "users.friends",
+    auth: "bearer",
+    body: "none",
+    doc: {
+      summary: "Get user friends",
+      tag: "users",
+      success: { status: 200, schema: FriendList },
+      errors: [401],
+    },
+  },
+  {
+    method: "GET",
+    path: "/users/payments",
+    action: "users.payments",
+    auth: "bearer",
+    body: "none",
+    doc: {
+      summary: "Get user payments",
+      tag: "users",
+      success: { status: 200, schema: PaymentList },
+      errors: [401],
+    },
+  },
   {
     method: "GET",
     path: "/app-settings",
@@ -55,6 +140,13 @@ export const routes: RouteSpec[] = [
     apiKeyScope: "app",
     body: "none",
     query: ["version", "platform"],
+    doc: {
+      summary: "Get app settings",
+      tag: "settings",
+      params: AppSettingsParams,
+      success: { status: 200, schema: AppSettingsResult },
+      errors: [401, 403, 404, 422],
+    },
   },
   {
     method: "POST",
@@ -64,25 +156,50 @@ export const routes: RouteSpec[] = [
     apiKeyScope: "notifications",
     body: "json-object",
     headers: { "idempotency-key": "idempotency_key" },
+    doc: {
+      summary: "Send multicast push notifications",
+      tag: "notifications",
+      params: SendMulticastParams,
+      success: { status: 202, schema: MulticastAccepted },
+      errors: [401, 403, 409, 413, 422],
+    },
+  },
+  // Outside the spec: the state of a multicast job.
+  {
+    method: "GET",
+    path: "/notifications/:job_id",
+    action: "notifier.job",
+    auth: "apiKey",
+    apiKeyScope: "notifications",
+    body: "none",
+    doc: {
+      summary: "Get a multicast job (outside the spec)",
+      tag: "notifications",
+      params: JobParams,
+      success: { status: 200, schema: NotificationJob },
+      errors: [401, 403, 404, 422],
+    },
+  },
+  // Outside the spec: uploaded pictures, at the URLs store events report as cover_picture_url.
+  {
+    method: "GET",
+    path: "/media/:name",
+    action: "stores.media",
+    auth: "none",
+    body: "none",
+    doc: {
+      summary: "An uploaded picture (outside the spec)",
+      tag: "media",
+      params: MediaParams,
+      success: { status: 200, contentType: "image/*" },
+      errors: [404, 422],
+    },
   },
 ];
 
-/** Outside the spec: the state of a multicast job. */
-routes.push({
-  method: "GET",
-  path: "/notifications/:job_id",
-  action: "notifier.job",
-  auth: "apiKey",
-  apiKeyScope: "notifications",
-  body: "none",
-});
-
-/** Outside the spec: uploaded pictures, at the URLs store events report as cover_picture_url. */
-routes.push({ method: "GET", path: "/media/:name", action: "stores.media", auth: "none", body: "none" });
-
 export const routeByAction = new Map(routes.map((r) => [r.action, r]));
 
-export const pathParamsOf = (spec: RouteSpec): string[] =>
+export const pathParamsOf = (spec: Pick<RouteSpec, "path">): string[] =>
   [...spec.path.matchAll(/:([A-Za-z_]+)/g)].map((m) => m[1]);
 
 /** Where a top-level parameter of the action came from, for the `loc` of a 422. */

@@ -163,3 +163,33 @@ export const StoreEventCreatedEvent = Type.Object({
   ),
 });
 export type StoreEventCreatedEvent = Static<typeof StoreEventCreatedEvent>;
+
+/**
+ * The multipart form of POST /stores/{store_id}/events as documented (§4.4): every field is text on the
+ * wire; the stores service coerces and checks them (services/stores/event-form.ts).
+ */
+export const StoreEventForm = Type.Object({
+  name: Type.String({ maxLength: 200 }),
+  price: Type.String({ description: "Number ≥ 0" }),
+  event_type: Type.String({ enum: ["online", "offline"] }),
+  is_active: Type.Optional(Type.String({ description: "true, false, 1 or 0 (default true)" })),
+  discount_percent: Type.Optional(Type.String({ description: "Number 0–100 (default 0)" })),
+  duration: Type.String({ description: "Whole minutes > 0" }),
+  participants_limit: Type.String({ description: "Integer ≥ 1" }),
+  short_desc: Type.Optional(Type.String({ maxLength: 500 })),
+  detail_desc: Type.Optional(Type.String({ maxLength: 5000 })),
+  start_time: Type.String({
+    format: "date-time",
+    description: "ISO 8601 with a time-zone offset, in the future",
+  }),
+  city: Type.Optional(Type.String({ description: "Required for offline events" })),
+  address: Type.Optional(Type.String({ description: "Required for offline events" })),
+  postal_code: Type.Optional(Type.String()),
+  country: Type.Optional(Type.String()),
+  latitude: Type.Optional(Type.String({ description: "−90..90; required for offline events" })),
+  longitude: Type.Optional(Type.String({ description: "−180..180; required for offline events" })),
+  meeting_link: Type.Optional(Type.String({ format: "uri", description: "http(s) only" })),
+  meeting_password: Type.Optional(Type.String()),
+  meeting_platform: Type.Optional(Type.String()),
+  main_picture: Type.String({ format: "binary", description: "JPEG, PNG or WebP, by content" }),
+});

@@ -2,6 +2,7 @@
  * The operator's path: `ctl seed`, `ctl token`, and `start` on an empty DATA_DIR, as real processes on a
  * real embedded store (files under a temporary DATA_DIR).
  */
+import { contractFetch } from "../support/contract";
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
@@ -202,7 +203,7 @@ describe("start on an empty DATA_DIR", () => {
     expect(out).toContain(path.join(dataDir, "demo-manifest.json"));
 
     const manifest = JSON.parse(fs.readFileSync(path.join(dataDir, "demo-manifest.json"), "utf8"));
-    const res = await fetch(`${url}/rounds/${manifest.rounds.open}`, {
+    const res = await contractFetch(`${url}/rounds/${manifest.rounds.open}`, {
       headers: { authorization: `Bearer ${manifest.users.alice.access_token}` },
     });
     expect(res.status).toBe(200);
@@ -215,7 +216,7 @@ describe("start on an empty DATA_DIR", () => {
     const reset = ctl(dataDir, "seed", "--reset");
     expect(reset.status).toBe(1);
     expect(reset.stderr).toMatch(/in use by process/);
-    const still = await fetch(`${url}/rounds/${manifest.rounds.open}`, {
+    const still = await contractFetch(`${url}/rounds/${manifest.rounds.open}`, {
       headers: { authorization: `Bearer ${manifest.users.alice.access_token}` },
     });
     expect(still.status).toBe(200);

@@ -2,6 +2,7 @@
  * Embedded mode keeps its queue in the store: a job accepted before a crash (kill -9) is picked up when
  * the server starts again, resends no batch already recorded as sent, and loses no recipient.
  */
+import { contractFetch } from "../support/contract";
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import net from "node:net";
@@ -49,7 +50,7 @@ async function startServer(): Promise<void> {
   child = spawn(process.execPath, [bin("start")], { cwd: root, env: env(), stdio: "ignore" });
   const deadline = Date.now() + 30_000;
   while (Date.now() < deadline) {
-    const ok = await fetch(`http://127.0.0.1:${port}/health`).then(
+    const ok = await contractFetch(`http://127.0.0.1:${port}/health`).then(
       (r) => r.status === 200,
       () => false,
     );
@@ -93,7 +94,7 @@ it("when the server is killed mid-job and started again, then the job completes 
   fcm.delayMs = 150;
   await startServer();
   const userIds = Array.from({ length: 300 }, (_, i) => `bulk-user-${i}`);
-  const accepted = await fetch(`http://127.0.0.1:${port}/notifications/send-multicast`, {
+  const accepted = await contractFetch(`http://127.0.0.1:${port}/notifications/send-multicast`, {
     method: "POST",
     headers: { "content-type": "application/json", "x-api-key": manifest.api_keys.notifications },
     body: JSON.stringify({ title: "Restart", user_ids: userIds }),
@@ -114,7 +115,7 @@ it("when the server is killed mid-job and started again, then the job completes 
   await startServer();
   let job: any;
   for (let i = 0; i < 300; i++) {
-    const res = await fetch(`http://127.0.0.1:${port}/notifications/${id}`, {
+    const res = await contractFetch(`http://127.0.0.1:${port}/notifications/${id}`, {
       headers: { "x-api-key": manifest.api_keys.notifications },
     });
     job = await res.json();

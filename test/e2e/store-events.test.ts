@@ -1,3 +1,4 @@
+import { contractFetch } from "../support/contract";
 import fs from "node:fs";
 import path from "node:path";
 import { storeOf } from "../../shared/storage";
@@ -55,7 +56,7 @@ describe("POST /stores/{store_id}/events", () => {
     );
     expect(Date.parse(body.end_time) - Date.parse(body.start_time)).toBe(90 * 60_000);
     expect(body.cover_picture_url).toMatch(/^\/media\/[0-9a-f-]{36}\.png$/);
-    const pic = await fetch(`${sys.baseUrl}${body.cover_picture_url}`);
+    const pic = await contractFetch(`${sys.baseUrl}${body.cover_picture_url}`);
     expect(pic.status).toBe(200);
     expect(pic.headers.get("content-type")).toBe("image/png");
     expect(Buffer.from(await pic.arrayBuffer()).equals(picture)).toBe(true);
@@ -266,7 +267,7 @@ describe("POST /stores/{store_id}/events", () => {
   );
 
   it("when no token is sent, then 401 before anything else", async () => {
-    const res = await fetch(`${sys.baseUrl}${storePath()}`, {
+    const res = await contractFetch(`${sys.baseUrl}${storePath()}`, {
       method: "POST",
       body: eventForm(eventFields(), pngBytes()),
     });
@@ -283,7 +284,7 @@ describe("POST /stores/{store_id}/events", () => {
     expect(new Set(bodies.map((b) => b.id)).size).toBe(20);
     expect(new Set(bodies.map((b) => b.round_id)).size).toBe(20);
     for (let i = 0; i < 20; i++) {
-      const pic = await fetch(`${sys.baseUrl}${bodies[i].cover_picture_url}`);
+      const pic = await contractFetch(`${sys.baseUrl}${bodies[i].cover_picture_url}`);
       expect(Buffer.from(await pic.arrayBuffer()).equals(pictures[i])).toBe(true);
     }
   });

@@ -11,6 +11,7 @@ import type { ServiceBroker, ServiceSchema } from "moleculer";
 import { loadConfig, type Config } from "../../shared/config";
 import { ErrorBody, ValidationErrorBody } from "../../shared/contracts/http";
 import { check } from "../../shared/validation";
+import { checkContract } from "./contract";
 import { call } from "../../shared/contracts";
 import { seed, type DemoManifest, type ManifestUser } from "../../shared/ops/seed";
 import { createBroker } from "../../shared/runtime/broker";
@@ -119,6 +120,7 @@ export async function api<T = any>(
     // not JSON: tests that care assert on `text`
   }
   assertErrorShape(res.status, parsed);
+  checkContract(method, path, res.status, res.headers.get("content-type"), parsed);
   return { status: res.status, headers: res.headers, body: parsed as T, text };
 }
 

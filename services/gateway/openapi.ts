@@ -1,0 +1,178 @@
+/**
+ * The OpenAPI 3.1 document, built at start from the route table and the very JSON Schemas the actions
+ * validate with and the responses are typed by (never written by hand beside them).
+ */
+import type { TSchema } from "@sinclair/typebox";
+import { ErrorBody, ValidationErrorBody } from "../../shared/contracts/http";
+import { pathParamsOf, type RouteSpec } from "./routes";
+
+type Json = Record<string, unknown>;
+
+/** Plain JSON (TypeBox adds symbol keys; `Type.Unknown()` is `{}`, fine in 3.1). */
+const plain = (schema: TSchema | object): Json => JSON.parse(JSON.stringify(schema)) as Json;
+
+const errorText: Record<number, string> = {
+  400: "Malformed request (multipart)",
+  401: "Not authenticated, token or key invalid, or user removed",
+  403: "Not enough permissions",
+  404: "Not found",
+  409: "Conflict",
+  413: "Request body or file too large",
+  415: "Unsupported content type",
+  422: "Validation error",
+  500: "Internal Server Error",
+  503: "Service Unavailable",
+  504: "Gateway Timeout",
+};
+
+const toOpenApiPath = (path: string) => path.replace(/:([A-Za-z_]+)/g, "{$1}");
+
+function parameters(route: RouteSpec): Json[] {
+  const props = ((route.doc.params as Json | undefined)?.properties ?? {}) as Record<string, Json>;
+  const required = new Set(((route.doc.params as Json | undefined)?.required ?? []) as string[]);
+  const out: Json[] = pathParamsOf(route).map((name) => ({
+    name,
+    in: "path",
+    required: true,
+    schema: plain(props[name] ?? { type: "string" }),
+  }));
+  for (const name of route.query ?? []) {
+    out.push({
+      name,
+      in: "query",
+      required: required.has(name),
+      schema: plain(props[name] ?? { type: "string" }),
+    });
+  }
+  for (const [header, param] of Object.entries(route.headers ?? {})) {
+    const name = header.replace(/(^|-)([a-z])/g, (_m, dash: string, c: string) => dash + c.toUpperCase());
+    out.push({ name, in: "header", required: false, schema: plain(props[param] ?? { type: "string" }) });
+  }
+  return out;
+}
+
+/** The body part of the action's params: everything that is not a path, query or header parameter. */
+function bodySchema(route: RouteSpec): Json {
+  const params = plain(route.doc.params ?? { type: "object" });
+  const outside = new Set([
+    ...pathParamsOf(route),
+    ...(route.query ?? []),
+    ...Object.values(route.headers ?? {}),
+  ]);
+  const props = Object.fromEntries(
+    Object.entries((params.properties ?? {}) as Record<string, Json>).filter(([k]) => !outside.has(k)),
+  );
+  const required = ((params.required ?? []) as string[]).filter((k) => !outside.has(k));
+  const body: Json = { type: "object", properties: props };
+  if (required.length > 0) body.required = required;
+  return route.body === "json-object-or-null" ? { anyOf: [body, { type: "null" }] } : body;
+}
+
+function requestBody(route: RouteSpec): Json | undefined {
+  if (route.body === "multipart") {
+    return {
+      required: true,
+      content: {
+        "multipart/form-data": {
+          schema: plain(route.doc.form ?? { type: "object" }),
+          encoding: { main_picture: { contentType: "image/jpeg, image/png, image/webp" } },
+        },
+      },
+    };
+  }
+  if (route.body === "none") return undefined;
+  return { required: true, content: { "application/json": { schema: bodySchema(route) } } };
+}
+
+function responses(route: RouteSpec): Json {
+  const { success } = route.doc;
+  const ok: Json = { description: success.status === 202 ? "Accepted" : "Successful Response" };
+  if (success.schema) ok.content = { "application/json": { schema: plain(success.schema) } };
+  else if (success.contentType)
+    ok.content = { [success.contentType]: { schema: { type: "string", format: "binary" } } };
+  const out: Json = { [String(success.status)]: ok };
+  // Every JSON body is size-limited (REQUEST_BODY_LIMIT); every route may meet a fault or a missing service.
+  const general = [...(route.body.startsWith("json") ? [413] : []), 500, 503, 504];
+  for (const status of [...new Set([...route.doc.errors, ...general])].sort()) {
+    out[String(status)] = {
+      description: errorText[status] ?? "Error",
+      content: {
+        "application/json": {
+          schema: {
+            $ref:
+              status === 422 ? "#/components/schemas/ValidationErrorBody" : "#/components/schemas/ErrorBody",
+          },
+        },
+      },
+    };
+  }
+  return out;
+}
+
+function security(route: RouteSpec): Json[] | undefined {
+  if (route.auth === "bearer") return [{ HTTPBearer: [] }];
+  if (route.auth === "apiKey") return [{ APIKeyHeader: [] }];
+  return [];
+}
+
+export function buildOpenApi(routeList: RouteSpec[], serverUrl: string): Json {
+  const paths: Record<string, Json> = {};
+  for (const route of routeList) {
+    const operation: Json = {
+      operationId: route.action.replace(".", "_"),
+      summary: route.doc.summary,
+      tags: [route.doc.tag],
+      parameters: parameters(route),
+      responses: responses(route),
+      security: security(route),
+    };
+    const body = requestBody(route);
+    if (body) operation.requestBody = body;
+    const p = toOpenApiPath(route.path);
+    paths[p] = { ...(paths[p] ?? {}), [route.method.toLowerCase()]: operation };
+  }
+  paths["/health"] = {
+    get: {
+      operationId: "health",
+      summary: "Liveness (outside the spec)",
+      tags: ["operations"],
+      security: [],
+      responses: {
+        "200": {
+          description: "Every service of this process has started",
+          content: {
+            "application/json": {
+              schema: { type: "object", properties: { status: { const: "ok" } }, required: ["status"] },
+            },
+          },
+        },
+        "503": {
+          description: "Starting",
+          content: {
+            "application/json": {
+              schema: { type: "object", properties: { status: { type: "string" } }, required: ["status"] },
+            },
+          },
+        },
+      },
+    },
+  };
+  return {
+    openapi: "3.1.0",
+    info: {
+      title: "Rounds, Store Events and Account Service Interface",
+      version: "1.0.0",
+      description:
+        "Generated from the schemas the services validate with. See docs/decisions.md for every gap of the spec.",
+    },
+    servers: [{ url: serverUrl || "/" }],
+    paths,
+    components: {
+      schemas: { ErrorBody: plain(ErrorBody), ValidationErrorBody: plain(ValidationErrorBody) },
+      securitySchemes: {
+        HTTPBearer: { type: "http", scheme: "bearer", bearerFormat: "JWT" },
+        APIKeyHeader: { type: "apiKey", in: "header", name: "x-api-key" },
+      },
+    },
+  };
+}
