@@ -33,6 +33,7 @@ async function main(): Promise<void> {
     const lines = [
       "",
       `API:      ${url}`,
+      `Docs:     ${url}/docs (OpenAPI: ${url}/openapi.json)`,
       `Manifest: ${file} (demo users, tokens, rounds; tokens valid 24 h, renew with: npm run ctl -- token <user_id>)`,
       "Try:",
       `  curl -s -H "Authorization: Bearer ${manifest.users.alice.access_token}" ${url}/rounds/${manifest.rounds.open}`,
@@ -40,7 +41,7 @@ async function main(): Promise<void> {
     ];
     process.stdout.write(lines.join("\n"));
   } else if (url) {
-    process.stdout.write(`\nAPI: ${url}\n`);
+    process.stdout.write(`\nAPI: ${url}\nDocs: ${url}/docs (OpenAPI: ${url}/openapi.json)\n`);
   }
 }
 

@@ -201,6 +201,7 @@ describe("start on an empty DATA_DIR", () => {
     const url = /API:\s+(\S+)/.exec(out)?.[1];
     expect(url).toMatch(/^http:\/\/localhost:\d+$/);
     expect(out).toContain(path.join(dataDir, "demo-manifest.json"));
+    expect(out).toContain(`${url}/docs`);
 
     const manifest = JSON.parse(fs.readFileSync(path.join(dataDir, "demo-manifest.json"), "utf8"));
     const res = await contractFetch(`${url}/rounds/${manifest.rounds.open}`, {
