@@ -3,6 +3,7 @@
  * rotation and reuse detection, and manages API keys (stored hashed, with a scope).
  */
 import type { Context, Service, ServiceSchema } from "moleculer";
+import { ReadinessMixin } from "../shared/runtime/readiness";
 import { call, Events, type ParamsOf, type ResultOf } from "../shared/contracts";
 import {
   CreateApiKeyParams,
@@ -35,6 +36,8 @@ const apiKeyCacheKey = (id: string) => `auth.apikey:${id}`;
 
 const AuthServiceSchema: ServiceSchema<Record<string, never>, AuthService> = {
   name: "auth",
+
+  mixins: [ReadinessMixin],
 
   dependencies: ["users"],
 

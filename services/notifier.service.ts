@@ -5,6 +5,7 @@
  * dead-lettered after NOTIFIER_MAX_DELIVERIES); embedded, the job records are the queue.
  */
 import type { Context, Service, ServiceSchema } from "moleculer";
+import { ReadinessMixin } from "../shared/runtime/readiness";
 import { call, type ParamsOf, type ResultOf } from "../shared/contracts";
 import {
   JobParams,
@@ -59,6 +60,8 @@ export const toJobView = (j: JobDoc): NotificationJob => ({
 
 const NotifierServiceSchema: ServiceSchema<Record<string, never>, NotifierService> = {
   name: "notifier",
+
+  mixins: [ReadinessMixin],
 
   actions: {
     /** POST /notifications/send-multicast → 202 {id, status, recipients}. */

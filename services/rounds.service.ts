@@ -3,6 +3,7 @@
  * `round.member.joined` once per new membership.
  */
 import type { Context, Service, ServiceSchema } from "moleculer";
+import { ReadinessMixin } from "../shared/runtime/readiness";
 import { call, Events, type ParamsOf, type ResultOf } from "../shared/contracts";
 import type { AuthMeta } from "../shared/contracts/common";
 import { CreateRoundParams, GetRoundParams, JoinRoundParams } from "../shared/contracts/rounds";
@@ -35,6 +36,8 @@ const snapshotKey = (id: string, rev: number): string => `rounds.snapshot:${id}:
 
 const RoundsServiceSchema: ServiceSchema<Record<string, never>, RoundsService> = {
   name: "rounds",
+
+  mixins: [ReadinessMixin],
 
   dependencies: ["users", "stores"],
 

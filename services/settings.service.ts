@@ -1,5 +1,6 @@
 /** settings: app versions per platform, and the version check of GET /app-settings. */
 import type { Context, Service, ServiceSchema } from "moleculer";
+import { ReadinessMixin } from "../shared/runtime/readiness";
 import type { ParamsOf, ResultOf } from "../shared/contracts";
 import { AppSettingsParams, SetVersionsParams, type PlatformVersions } from "../shared/contracts/settings";
 import { NotFoundError, RequestValidationError } from "../shared/errors";
@@ -13,6 +14,8 @@ interface SettingsService extends Service {
 
 const SettingsServiceSchema: ServiceSchema<Record<string, never>, SettingsService> = {
   name: "settings",
+
+  mixins: [ReadinessMixin],
 
   actions: {
     /** GET /app-settings?version=…&platform=… */

@@ -4,6 +4,7 @@
  * picture the gateway streams here (`stagePicture`) before `createEvent`; `store.event.created` follows.
  */
 import type { Context, Service, ServiceSchema } from "moleculer";
+import { ReadinessMixin } from "../shared/runtime/readiness";
 import path from "node:path";
 import type { Readable } from "node:stream";
 import { call, Events, type ParamsOf, type ResultOf } from "../shared/contracts";
@@ -46,6 +47,8 @@ interface StoresService extends Service {
 
 const StoresServiceSchema: ServiceSchema<Record<string, never>, StoresService> = {
   name: "stores",
+
+  mixins: [ReadinessMixin],
 
   actions: {
     item: {

@@ -3,6 +3,7 @@
  * `status` (both cached); removing a user emits `user.removed`.
  */
 import type { Context, Service, ServiceSchema } from "moleculer";
+import { ReadinessMixin } from "../shared/runtime/readiness";
 import { Events, type ParamsOf, type ResultOf } from "../shared/contracts";
 import {
   AddDeviceParams,
@@ -40,6 +41,8 @@ const callerId = (ctx: Context<unknown, AuthMeta>): string => {
 
 const UsersServiceSchema: ServiceSchema<Record<string, never>, UsersService> = {
   name: "users",
+
+  mixins: [ReadinessMixin],
 
   actions: {
     profiles: {

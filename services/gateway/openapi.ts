@@ -157,6 +157,26 @@ export function buildOpenApi(routeList: RouteSpec[], serverUrl: string): Json {
       },
     },
   };
+  const readiness = {
+    type: "object",
+    properties: { status: { type: "string" }, checks: { type: "object" } },
+    required: ["status", "checks"],
+  };
+  paths["/health/ready"] = {
+    get: {
+      operationId: "ready",
+      summary: "Readiness: transporter, cacher, services and their stores (outside the spec)",
+      tags: ["operations"],
+      security: [],
+      responses: {
+        "200": { description: "Ready", content: { "application/json": { schema: readiness } } },
+        "503": {
+          description: "Not ready: the failing checks are named",
+          content: { "application/json": { schema: readiness } },
+        },
+      },
+    },
+  };
   return {
     openapi: "3.1.0",
     info: {

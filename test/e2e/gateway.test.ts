@@ -27,6 +27,24 @@ describe("gateway routing", () => {
     expect(res.headers.get("allow")).toBe("POST");
   });
 
+  it("when every service runs, then /health/ready is 200 with each check ok", async () => {
+    const res = await api(sys, "GET", "/health/ready");
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({
+      status: "ready",
+      checks: {
+        transporter: "none (one process)",
+        cacher: "ok",
+        auth: "ok",
+        notifier: "ok",
+        rounds: "ok",
+        settings: "ok",
+        stores: "ok",
+        users: "ok",
+      },
+    });
+  });
+
   it("when /health is called after start, then 200 status ok", async () => {
     const res = await api(sys, "GET", "/health");
     expect(res.status).toBe(200);
@@ -107,6 +125,12 @@ describe("faults", () => {
       services: ["gateway", "auth", "users", "rounds", "stores", "settings"],
     });
     try {
+      const ready = await api(partial, "GET", "/health/ready");
+      expect(ready.status).toBe(503);
+      expect(ready.body).toEqual({
+        status: "not ready",
+        checks: expect.objectContaining({ notifier: "unavailable", rounds: "ok" }),
+      });
       const res = await api(partial, "POST", "/notifications/send-multicast", { apiKey: "k", json: {} });
       expect(res.status).toBe(503);
       expect(res.body).toEqual({ detail: "Service Unavailable" });

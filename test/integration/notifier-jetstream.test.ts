@@ -49,6 +49,15 @@ maybe("notifier over NATS JetStream", () => {
     await nats?.stop();
   });
 
+  it("when both nodes run, then /health/ready reports the transporter connected and every service found", async () => {
+    const res = await fetch(`${baseUrl}/health/ready`);
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({
+      status: "ready",
+      checks: expect.objectContaining({ transporter: "ok", cacher: "ok", notifier: "ok", rounds: "ok" }),
+    });
+  });
+
   it("when a multicast is accepted on one node, then the notifier node delivers it from the JetStream channel", async () => {
     const key = manifest.api_keys.notifications;
     const res = await fetch(`${baseUrl}/notifications/send-multicast`, {

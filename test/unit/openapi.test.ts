@@ -51,6 +51,7 @@ describe("the OpenAPI document", () => {
         "GET /notifications/{job_id}",
         "GET /media/{name}",
         "GET /health",
+        "GET /health/ready",
       ].sort(),
     );
   });
