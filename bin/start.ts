@@ -9,6 +9,7 @@ import { isEmbedded, loadConfig } from "../shared/config";
 import { embeddedStoreIsEmpty, writeManifest } from "../shared/ops/embedded";
 import { seed } from "../shared/ops/seed";
 import { createBroker } from "../shared/runtime/broker";
+import { startHealthServer } from "../shared/runtime/health-server";
 
 async function main(): Promise<void> {
   const config = loadConfig();
@@ -22,6 +23,10 @@ async function main(): Promise<void> {
 
   const broker = createBroker(config);
   await broker.start();
+  if (config.healthPort > 0 && !config.services.includes("gateway")) {
+    const health = startHealthServer(broker, config.healthPort, config.services);
+    broker.localBus.on("$broker.stopped", () => health.close());
+  }
 
   const gateway = broker.getLocalService("gateway") as unknown as { server?: Server } | undefined;
   const port = gateway?.server ? (gateway.server.address() as AddressInfo).port : null;

@@ -72,6 +72,12 @@ export const configSchema = {
     "Comma-separated services this process runs (one per process in distributed mode)",
     list,
   ),
+  healthPort: entry(
+    "HEALTH_PORT",
+    "0",
+    "Port of a small /health and /health/ready server in processes without the gateway (0: none)",
+    int(0, 65535),
+  ),
   namespace: entry("NAMESPACE", "", "Moleculer namespace: nodes only see nodes of the same namespace", str),
   nodeId: entry("NODE_ID", "", "Moleculer node id (empty: host name and pid)", str),
   transporter: entry(
