@@ -18,6 +18,14 @@ import { sendInChunks } from "./gateway/chunked-upload";
 import { readEventMultipart } from "./gateway/multipart";
 import { docsAsset, docsHtml } from "./gateway/docs-page";
 import { buildOpenApi } from "./gateway/openapi";
+import {
+  enforceLimit,
+  MemoryCounterStore,
+  parseLimits,
+  RateLimitedError,
+  RedisCounterStore,
+  type CounterStore,
+} from "./gateway/rate-limit";
 import { parseJsonBody, readRaw } from "./gateway/request-body";
 import { routeByAction, routes, type RouteSpec } from "./gateway/routes";
 
@@ -38,6 +46,9 @@ interface AliasLike {
 
 interface GatewayService extends Service {
   config: Config;
+  limits: Map<string, number>;
+  counters: CounterStore | null;
+  limitRate(ctx: Context<unknown, AuthMeta>, req: Req, spec: RouteSpec): Promise<void>;
   openApi: Record<string, unknown>;
   aliases: AliasLike[];
   server: import("node:http").Server;
@@ -153,6 +164,7 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
     ): Promise<void> {
       const spec = this.specOf(req);
       if (!spec) return;
+      await this.limitRate(ctx, req, spec);
       const path = Object.fromEntries(
         Object.entries(req.$params).filter(([k]) => spec.path.includes(`:${k}`)),
       );
@@ -230,6 +242,34 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
       return { status: ready ? "ready" : "not ready", checks };
     },
 
+    /** RATE_LIMITS, per caller: the user, else the API key, else the client address. */
+    async limitRate(
+      this: GatewayService,
+      ctx: Context<unknown, AuthMeta>,
+      req: Req,
+      spec: RouteSpec,
+    ): Promise<void> {
+      if (!this.counters) return;
+      const meta = ctx.meta as AuthMeta & { apiKey?: { key_id: string } };
+      const forwarded = this.config.trustProxy
+        ? String(req.headers["x-forwarded-for"] ?? "")
+            .split(",")[0]
+            .trim()
+        : "";
+      const caller = meta.user
+        ? `user:${meta.user.id}`
+        : meta.apiKey
+          ? `key:${meta.apiKey.key_id}`
+          : `ip:${forwarded || req.socket.remoteAddress || "unknown"}`;
+      try {
+        await enforceLimit(this.counters, this.limits, spec.action, caller);
+      } catch (err) {
+        if (err instanceof RateLimitedError) throw err;
+        // The counter store is down: serve rather than refuse everyone.
+        this.logger.warn("Rate limit store unavailable; request allowed", err);
+      }
+    },
+
     sendJson(res: Res, status: number, body: unknown, headers: Record<string, string> = {}) {
       const payload = JSON.stringify(body);
       res.writeHead(status, {
@@ -279,9 +319,20 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
 
   created(this: GatewayService) {
     this.config = serviceConfig(this);
+    this.limits = parseLimits(this.config.rateLimits);
+    this.counters =
+      this.limits.size === 0
+        ? null
+        : this.config.cacher.startsWith("redis://")
+          ? new RedisCounterStore(this.config.cacher, `${this.config.namespace || "rounds"}-ratelimit`)
+          : new MemoryCounterStore();
     this.openApi = buildOpenApi(routes, this.config.publicUrl);
     this.settings.port = this.config.port;
     this.settings.ip = this.config.host;
+  },
+
+  async stopped(this: GatewayService) {
+    await this.counters?.close();
   },
 };
 

@@ -54,8 +54,11 @@ export function toHttpError(err: unknown, spec?: RouteSpec): HttpError {
     return { status: 422, body: { detail: toFastApiIssues(e.data as ValidationIssue[], spec) } };
   }
   if (ownTypes.has(type) && code >= 400 && code < 600) {
-    const headers = code === 401 && spec?.auth === "bearer" ? { "WWW-Authenticate": "Bearer" } : undefined;
-    return detail(code, message, headers);
+    const headers: Record<string, string> = {};
+    if (code === 401 && spec?.auth === "bearer") headers["WWW-Authenticate"] = "Bearer";
+    const retryAfter = (e.data as { retryAfter?: number } | undefined)?.retryAfter;
+    if (code === 429 && retryAfter) headers["Retry-After"] = String(retryAfter);
+    return detail(code, message, Object.keys(headers).length > 0 ? headers : undefined);
   }
   // Moleculer's and moleculer-web's own errors.
   switch (type) {

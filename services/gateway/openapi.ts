@@ -19,6 +19,7 @@ const errorText: Record<number, string> = {
   409: "Conflict",
   413: "Request body or file too large",
   415: "Unsupported content type",
+  429: "Too Many Requests (RATE_LIMITS); see Retry-After",
   422: "Validation error",
   500: "Internal Server Error",
   503: "Service Unavailable",
@@ -92,7 +93,8 @@ function responses(route: RouteSpec): Json {
     ok.content = { [success.contentType]: { schema: { type: "string", format: "binary" } } };
   const out: Json = { [String(success.status)]: ok };
   // Every JSON body is size-limited (REQUEST_BODY_LIMIT); every route may meet a fault or a missing service.
-  const general = [...(route.body.startsWith("json") ? [413] : []), 500, 503, 504];
+  // RATE_LIMITS may apply to any route (429 with Retry-After).
+  const general = [...(route.body.startsWith("json") ? [413] : []), 429, 500, 503, 504];
   for (const status of [...new Set([...route.doc.errors, ...general])].sort()) {
     out[String(status)] = {
       description: errorText[status] ?? "Error",

@@ -225,6 +225,18 @@ export const configSchema = {
     "Attempts at a job before it is failed and dead-lettered",
     int(1, 100),
   ),
+  rateLimits: entry(
+    "RATE_LIMITS",
+    "",
+    "Requests per minute per caller, by action: e.g. rounds.join=60,*=1200 (empty: no limits)",
+    str,
+  ),
+  trustProxy: entry(
+    "TRUST_PROXY",
+    "false",
+    "Take the client address from X-Forwarded-For (behind a proxy that sets it)",
+    bool,
+  ),
   requestTimeoutMs: entry(
     "REQUEST_TIMEOUT_MS",
     "10000",

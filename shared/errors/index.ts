@@ -18,6 +18,7 @@ export const ErrorType = {
   BAD_REQUEST: "BAD_REQUEST",
   UNSUPPORTED_MEDIA_TYPE: "UNSUPPORTED_MEDIA_TYPE",
   NOT_IMPLEMENTED: "NOT_IMPLEMENTED",
+  RATE_LIMITED: "RATE_LIMITED",
 } as const;
 export type ErrorType = (typeof ErrorType)[keyof typeof ErrorType];
 

@@ -76,3 +76,25 @@ export async function startNatsServer(): Promise<RunningBroker> {
     },
   };
 }
+
+export async function startRedisServer(): Promise<RunningBroker> {
+  const port = await freePort();
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "it-redis-"));
+  const child = spawn(
+    binary("redis-server") as string,
+    ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir],
+    { stdio: "ignore" },
+  );
+  await waitForPort(port, 10_000);
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    process: child,
+    stop: async () => {
+      if (child.exitCode === null) {
+        child.kill("SIGTERM");
+        await new Promise((r) => child.once("exit", r));
+      }
+      fs.rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}

@@ -1,0 +1,96 @@
+/**
+ * Rate limiting per route and caller, in fixed one-minute windows. The counter lives in Redis when the
+ * cacher is Redis (one limit for the whole cluster, whichever gateway answers) and in memory otherwise.
+ * The caller is the user (bearer routes), the API key (key routes) or the client address — never
+ * X-Forwarded-For unless TRUST_PROXY says the gateway sits behind a proxy that sets it.
+ */
+import Redis from "ioredis";
+import { AppError, ErrorType } from "../../shared/errors";
+
+export class RateLimitedError extends AppError {
+  constructor(readonly retryAfterSeconds: number) {
+    super("Too Many Requests", 429, ErrorType.RATE_LIMITED, { retryAfter: retryAfterSeconds });
+  }
+}
+
+export interface CounterStore {
+  /** Adds one to the key's count in the window that ends at `windowEnd` (ms); resolves to the new count. */
+  hit(key: string, windowEnd: number): Promise<number>;
+  close(): Promise<void>;
+}
+
+export class MemoryCounterStore implements CounterStore {
+  private readonly counts = new Map<string, { end: number; n: number }>();
+
+  async hit(key: string, windowEnd: number): Promise<number> {
+    const now = Date.now();
+    if (this.counts.size > 100_000) for (const [k, v] of this.counts) if (v.end <= now) this.counts.delete(k);
+    const entry = this.counts.get(key);
+    if (!entry || entry.end !== windowEnd) {
+      this.counts.set(key, { end: windowEnd, n: 1 });
+      return 1;
+    }
+    entry.n += 1;
+    return entry.n;
+  }
+
+  async close(): Promise<void> {}
+}
+
+export class RedisCounterStore implements CounterStore {
+  private readonly redis: Redis;
+
+  constructor(
+    url: string,
+    private readonly prefix: string,
+  ) {
+    this.redis = new Redis(url, { lazyConnect: false, maxRetriesPerRequest: 1 });
+  }
+
+  async hit(key: string, windowEnd: number): Promise<number> {
+    const k = `${this.prefix}:${key}:${windowEnd}`;
+    const [[, count]] = (await this.redis
+      .multi()
+      .incr(k)
+      .pexpireat(k, windowEnd + 1000)
+      .exec()) as [[Error | null, number], unknown];
+    return count;
+  }
+
+  async close(): Promise<void> {
+    this.redis.disconnect();
+  }
+}
+
+/** "rounds.get=600,rounds.join=60,*=1200": limits per minute by action, `*` for the rest. */
+export function parseLimits(text: string): Map<string, number> {
+  const limits = new Map<string, number>();
+  for (const part of text
+    .split(",")
+    .map((p) => p.trim())
+    .filter(Boolean)) {
+    const [name, value] = part.split("=");
+    const n = Number(value);
+    if (!name || !Number.isInteger(n) || n < 0)
+      throw new Error(`Bad rate limit "${part}" (want action=count)`);
+    limits.set(name.trim(), n);
+  }
+  return limits;
+}
+
+const WINDOW_MS = 60_000;
+
+/** Throws RateLimitedError when the caller is over the route's limit (0 or no limit: unlimited). */
+export async function enforceLimit(
+  store: CounterStore,
+  limits: Map<string, number>,
+  action: string,
+  caller: string,
+  now = Date.now(),
+): Promise<void> {
+  const limit = limits.get(action) ?? limits.get("*") ?? 0;
+  if (limit <= 0) return;
+  const windowEnd = Math.floor(now / WINDOW_MS) * WINDOW_MS + WINDOW_MS;
+  const count = await store.hit(`${action}:${caller}`, windowEnd);
+  if (count > limit) throw new RateLimitedError(Math.max(1, Math.ceil((windowEnd - now) / 1000)));
+}
