@@ -80,7 +80,14 @@ export function brokerOptions(config: Config): BrokerOptions {
     heartbeatInterval: 5,
     heartbeatTimeout: 15,
     tracking: { enabled: true, shutdownTimeout: 5000 },
-    metrics: { enabled: false },
+    // Prometheus scrapes each process on METRICS_PORT (requests, latencies, errors per action, event loop).
+    metrics:
+      config.metricsPort > 0
+        ? {
+            enabled: true,
+            reporter: [{ type: "Prometheus", options: { port: config.metricsPort, path: "/metrics" } }],
+          }
+        : { enabled: false },
     tracing: { enabled: false },
   };
 }

@@ -72,6 +72,12 @@ export const configSchema = {
     "Comma-separated services this process runs (one per process in distributed mode)",
     list,
   ),
+  metricsPort: entry(
+    "METRICS_PORT",
+    "0",
+    "Port of this process's Prometheus metrics at /metrics (Moleculer's reporter; 0: off)",
+    int(0, 65535),
+  ),
   healthPort: entry(
     "HEALTH_PORT",
     "0",
