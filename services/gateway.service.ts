@@ -27,7 +27,7 @@ import {
   type CounterStore,
 } from "./gateway/rate-limit";
 import { parseJsonBody, readRaw } from "./gateway/request-body";
-import { routeByAction, routes, type RouteSpec } from "./gateway/routes";
+import { pathParamsOf, routeByAction, routes, type RouteSpec } from "./gateway/routes";
 
 type Req = IncomingMessage & {
   $alias?: { action?: string };
@@ -165,9 +165,8 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
       const spec = this.specOf(req);
       if (!spec) return;
       await this.limitRate(ctx, req, spec);
-      const path = Object.fromEntries(
-        Object.entries(req.$params).filter(([k]) => spec.path.includes(`:${k}`)),
-      );
+      const pathNames = pathParamsOf(spec);
+      const path = Object.fromEntries(Object.entries(req.$params).filter(([k]) => pathNames.includes(k)));
       const headers = Object.fromEntries(
         Object.entries(spec.headers ?? {})
           .filter(([h]) => typeof req.headers[h] === "string")

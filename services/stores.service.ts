@@ -1,7 +1,8 @@
 /**
  * stores: stores with their managers, their items (products and event items) and the items' pictures.
  * Rounds read items through `item` (cached). Store events are created from a multipart upload whose
- * picture the gateway streams here (`stagePicture`) before `createEvent`; `store.event.created` follows.
+ * picture the gateway sends here in acknowledged chunks (`stageBegin`/`stageChunk`/`stageEnd`) before
+ * `createEvent`; `store.event.created` follows.
  */
 import type { Context, Service, ServiceSchema } from "moleculer";
 import { ReadinessMixin } from "../shared/runtime/readiness";
