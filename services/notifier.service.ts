@@ -63,6 +63,9 @@ const NotifierServiceSchema: ServiceSchema<Record<string, never>, NotifierServic
 
   mixins: [ReadinessMixin],
 
+  // Delivery asks the users service for device tokens: consume jobs only once it is reachable.
+  dependencies: ["users"],
+
   actions: {
     /** POST /notifications/send-multicast → 202 {id, status, recipients}. */
     sendMulticast: {
@@ -147,6 +150,12 @@ const NotifierServiceSchema: ServiceSchema<Record<string, never>, NotifierServic
             jobId,
             `gave up after ${after.deliveries} delivery attempts: ${(err as Error).message}`,
             new Date(),
+          );
+        } else if (after && !this.stopping) {
+          // JetStream redelivers a failed message at once: wait first, so attempts are spread out
+          // (1 s, 2 s, 4 s … up to 30 s) and a passing outage does not use them all up.
+          await new Promise((r) =>
+            setTimeout(r, Math.min(30_000, 1000 * 2 ** (after.deliveries - 1))).unref?.(),
           );
         }
         throw err;
