@@ -79,6 +79,20 @@ export function brokerOptions(config: Config): BrokerOptions {
     // A node is declared dead after missing heartbeats for this long, and its calls are re-routed.
     heartbeatInterval: 5,
     heartbeatTimeout: 15,
+    // A node whose calls keep failing (half of at least 20 in a minute, server-side errors only) is taken
+    // out of rotation for 10 s, then tried again: a sick rounds instance stops eating requests while a
+    // healthy one serves them. Client errors (4xx: validation, 404, 409) never count.
+    circuitBreaker: {
+      enabled: true,
+      threshold: 0.5,
+      minRequestCount: 20,
+      windowTime: 60,
+      halfOpenTime: 10_000,
+      check: (err) => !!err && ((err as { code?: number }).code ?? 500) >= 500,
+    },
+    // At most 100 calls of one action run at once on a node and 1,000 wait; beyond that the caller gets
+    // 503 at once instead of piling work onto a saturated node (one slow action cannot starve the rest).
+    bulkhead: { enabled: true, concurrency: 100, maxQueueSize: 1000 },
     tracking: { enabled: true, shutdownTimeout: 5000 },
     // Prometheus scrapes each process on METRICS_PORT (requests, latencies, errors per action, event loop).
     metrics:
