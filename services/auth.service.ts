@@ -17,7 +17,7 @@ import type { AuthMeta } from "../shared/contracts/common";
 import type { UserRemovedEvent } from "../shared/contracts/users";
 import type { Config } from "../shared/config";
 import { NotAuthenticatedError, NotFoundError, UserRemovedError } from "../shared/errors";
-import { cleanCache, serviceConfig, serviceStore } from "../shared/runtime";
+import { cleanCache, noRetry, serviceConfig, serviceStore } from "../shared/runtime";
 import { checkApiKey, newApiKey, parseApiKey, InvalidApiKeyError, type ApiKeyDoc } from "./auth/api-keys";
 import { ApiKeysRepository } from "./auth/api-keys.repository";
 import { refreshTokens, type RefreshDeps } from "./auth/refresh";
@@ -59,6 +59,7 @@ const AuthServiceSchema: ServiceSchema<Record<string, never>, AuthService> = {
     },
 
     issueTokens: {
+      retryPolicy: noRetry,
       visibility: "public",
       params: IssueTokensParams,
       async handler(
@@ -95,6 +96,7 @@ const AuthServiceSchema: ServiceSchema<Record<string, never>, AuthService> = {
 
     /** POST /auth/refresh-token; the gateway verified the access token's signature (not its expiry). */
     refresh: {
+      retryPolicy: noRetry,
       params: RefreshParams,
       handler(
         this: AuthService,
@@ -121,6 +123,7 @@ const AuthServiceSchema: ServiceSchema<Record<string, never>, AuthService> = {
     },
 
     createApiKey: {
+      retryPolicy: noRetry,
       visibility: "public",
       params: CreateApiKeyParams,
       async handler(

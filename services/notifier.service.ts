@@ -15,7 +15,7 @@ import {
 } from "../shared/contracts/notifier";
 import type { Config } from "../shared/config";
 import { NotFoundError } from "../shared/errors";
-import { serviceConfig, serviceStore } from "../shared/runtime";
+import { noRetry, serviceConfig, serviceStore } from "../shared/runtime";
 import { acceptMulticast } from "./notifier/accept";
 import { deliverJob, type DeliverDeps } from "./notifier/deliver";
 import { JobsRepository, type JobDoc } from "./notifier/jobs.repository";
@@ -69,6 +69,7 @@ const NotifierServiceSchema: ServiceSchema<Record<string, never>, NotifierServic
   actions: {
     /** POST /notifications/send-multicast → 202 {id, status, recipients}. */
     sendMulticast: {
+      retryPolicy: noRetry,
       params: SendMulticastParams,
       async handler(
         this: NotifierService,

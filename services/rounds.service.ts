@@ -9,7 +9,7 @@ import type { AuthMeta } from "../shared/contracts/common";
 import { CreateRoundParams, GetRoundParams, JoinRoundParams } from "../shared/contracts/rounds";
 import type { Config } from "../shared/config";
 import { NotAuthenticatedError } from "../shared/errors";
-import { cleanCache, serviceConfig, serviceStore } from "../shared/runtime";
+import { cleanCache, noRetry, serviceConfig, serviceStore } from "../shared/runtime";
 import { buildSnapshot, profileIdsOf, type RoundSnapshot } from "./rounds/round-snapshot";
 import { getRound, joinRound, type RoundsDeps } from "./rounds/rounds.domain";
 import { RoundsRepository, type RoundDoc } from "./rounds/rounds.repository";
@@ -71,6 +71,7 @@ const RoundsServiceSchema: ServiceSchema<Record<string, never>, RoundsService> =
     },
 
     create: {
+      retryPolicy: noRetry,
       visibility: "public",
       params: CreateRoundParams,
       async handler(

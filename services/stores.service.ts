@@ -21,7 +21,7 @@ import {
 } from "../shared/contracts/stores";
 import type { Config } from "../shared/config";
 import { BadRequestError, NotAuthenticatedError, NotFoundError } from "../shared/errors";
-import { serviceConfig, serviceStore } from "../shared/runtime";
+import { noRetry, serviceConfig, serviceStore } from "../shared/runtime";
 import { LocalBlobStore } from "./stores/blob-store";
 import { createStoreEvent, managedStore } from "./stores/store-events";
 import { StoresRepository, toItemInfo, toStoreInfo } from "./stores/stores.repository";
@@ -68,6 +68,7 @@ const StoresServiceSchema: ServiceSchema<Record<string, never>, StoresService> =
     },
 
     createStore: {
+      retryPolicy: noRetry,
       visibility: "public",
       params: CreateStoreParams,
       async handler(
@@ -80,6 +81,7 @@ const StoresServiceSchema: ServiceSchema<Record<string, never>, StoresService> =
     },
 
     createItem: {
+      retryPolicy: noRetry,
       visibility: "public",
       params: CreateItemParams,
       async handler(
@@ -111,6 +113,7 @@ const StoresServiceSchema: ServiceSchema<Record<string, never>, StoresService> =
      * own streams have no flow control). `stageBegin` names the node; the chunks go to that node.
      */
     stageBegin: {
+      retryPolicy: noRetry,
       visibility: "public",
       async handler(this: StoresService): Promise<{ staged_id: string; node_id: string }> {
         return { staged_id: await this.blobs.begin(), node_id: this.broker.nodeID };
@@ -118,6 +121,7 @@ const StoresServiceSchema: ServiceSchema<Record<string, never>, StoresService> =
     },
 
     stageChunk: {
+      retryPolicy: noRetry,
       visibility: "public",
       async handler(this: StoresService, ctx: Context<{ staged_id: string; chunk: unknown }>) {
         await this.blobs.append(
@@ -130,6 +134,7 @@ const StoresServiceSchema: ServiceSchema<Record<string, never>, StoresService> =
     },
 
     stageEnd: {
+      retryPolicy: noRetry,
       visibility: "public",
       async handler(this: StoresService, ctx: Context<{ staged_id: string }>): Promise<StagedPicture> {
         const staged = await this.blobs.finish(String(ctx.params.staged_id));
@@ -147,6 +152,7 @@ const StoresServiceSchema: ServiceSchema<Record<string, never>, StoresService> =
 
     /** POST /stores/{store_id}/events, after the gateway staged the picture. */
     createEvent: {
+      retryPolicy: noRetry,
       params: CreateEventParams,
       handler(
         this: StoresService,

@@ -22,7 +22,7 @@ import {
 import type { AuthMeta } from "../shared/contracts/common";
 import { RoundMemberJoinedEvent } from "../shared/contracts/rounds";
 import { ConflictError, NotAuthenticatedError, NotFoundError } from "../shared/errors";
-import { cleanCache, serviceStore } from "../shared/runtime";
+import { cleanCache, noRetry, serviceStore } from "../shared/runtime";
 import { toFriends, toPayment } from "./users/lists";
 import { DevicesRepository } from "./users/devices.repository";
 import { PaymentsRepository } from "./users/payments.repository";
@@ -81,6 +81,7 @@ const UsersServiceSchema: ServiceSchema<Record<string, never>, UsersService> = {
     },
 
     create: {
+      retryPolicy: noRetry,
       visibility: "public",
       params: CreateUserParams,
       async handler(

@@ -15,3 +15,9 @@ export async function cleanCache(service: Service, ...patterns: string[]): Promi
   if (!cacher) return;
   await Promise.all(patterns.map((p) => cacher.clean(p)));
 }
+
+/**
+ * For actions that are not idempotent (they create something, or append): a caller must never repeat
+ * them on its own after a timeout, when the first call may well have done its work.
+ */
+export const noRetry = { enabled: false } as const;
