@@ -6,6 +6,7 @@
 import type { BrokerOptions, Middleware } from "moleculer";
 import { Middleware as ChannelsMiddleware } from "@moleculer/channels";
 import type { Config } from "./shared/config";
+import { RequestLogMiddleware } from "./shared/runtime/request-log";
 import { AjvValidator } from "./shared/validation";
 
 /**
@@ -34,7 +35,7 @@ function channelsMiddleware(config: Config): Middleware[] {
 
 export function brokerOptions(config: Config): BrokerOptions {
   return {
-    middlewares: channelsMiddleware(config),
+    middlewares: [RequestLogMiddleware(), ...channelsMiddleware(config)],
     namespace: config.namespace,
     nodeID: config.nodeId || undefined,
     transporter: config.transporter || undefined,
