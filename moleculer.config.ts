@@ -20,7 +20,12 @@ function channelsMiddleware(config: Config): Middleware[] {
       adapter: {
         type: "NATS",
         options: {
-          nats: { url: config.transporter },
+          nats: {
+            url: config.transporter,
+            // A job must finish (and be acknowledged) within this, or JetStream hands it out again; a
+            // notifier that died mid-job is thus replaced after at most this long.
+            consumerOptions: { config: { ack_wait: config.notifierAckWaitSeconds * 1e9 } },
+          },
           maxInFlight: 2,
           // One more than the notifier's own bound, so the attempt that marks the job failed is delivered.
           maxRetries: config.notifierMaxDeliveries + 1,

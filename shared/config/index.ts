@@ -225,6 +225,12 @@ export const configSchema = {
     "First retry delay; doubles each retry",
     int(1, 60_000),
   ),
+  notifierAckWaitSeconds: entry(
+    "NOTIFIER_ACK_WAIT_SECONDS",
+    "300",
+    "How long JetStream waits for a job's acknowledgement before delivering it again (longer than a job takes)",
+    int(10, 86_400),
+  ),
   notifierMaxDeliveries: entry(
     "NOTIFIER_MAX_DELIVERIES",
     "5",
