@@ -12,7 +12,7 @@ import type { AuthMeta, Caller } from "../shared/contracts/common";
 import type { Config } from "../shared/config";
 import { NotAuthenticatedError, TokenInvalidError } from "../shared/errors";
 import { serviceConfig } from "../shared/runtime";
-import type { ServiceReadiness } from "../shared/runtime/readiness";
+import { checkReadiness } from "../shared/runtime/readiness";
 import { toHttpError } from "./gateway/http-errors";
 import { sendInChunks } from "./gateway/chunked-upload";
 import { readEventMultipart } from "./gateway/multipart";
@@ -53,7 +53,6 @@ interface GatewayService extends Service {
   aliases: AliasLike[];
   server: import("node:http").Server;
   specOf(req: Req): RouteSpec | undefined;
-  readiness(): Promise<{ status: "ready" | "not ready"; checks: Record<string, string> }>;
   readUpload(ctx: Context<unknown, AuthMeta>, req: Req, storeId: string): Promise<Record<string, unknown>>;
   sendJson(res: Res, status: number, body: unknown, headers?: Record<string, string>): void;
 }
@@ -97,7 +96,10 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
             this.sendJson(res, ready ? 200 : 503, { status: ready ? "ok" : "starting" });
           },
           "GET /health/ready"(this: GatewayService, _req: Req, res: Res) {
-            void this.readiness().then((r) => this.sendJson(res, r.status === "ready" ? 200 : 503, r));
+            // Outside the spec: transporter, cacher, and every service behind a route with its store.
+            void checkReadiness(this.broker, requiredServices, { localOnly: false, cacher: true }).then((r) =>
+              this.sendJson(res, r.status === "ready" ? 200 : 503, r),
+            );
           },
           "GET /openapi.json"(this: GatewayService, _req: Req, res: Res) {
             this.sendJson(res, 200, this.openApi);
@@ -208,37 +210,6 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
         (stagedId) => call(ctx, "stores.discardStaged", { staged_id: stagedId }),
       );
       return { fields: form.fields, picture: form.picture };
-    },
-
-    /**
-     * Readiness (outside the spec): transporter connected, cacher answering, and every service behind a
-     * route discovered and its store reachable. 503 names what is missing.
-     */
-    async readiness(
-      this: GatewayService,
-    ): Promise<{ status: "ready" | "not ready"; checks: Record<string, string> }> {
-      const checks: Record<string, string> = {};
-      const transit = this.broker.transit as { connected?: boolean } | undefined;
-      checks.transporter = !transit ? "none (one process)" : transit.connected ? "ok" : "disconnected";
-      const cacher = this.broker.cacher;
-      checks.cacher = !cacher
-        ? "none"
-        : await cacher.set("health:ready", Date.now(), 5).then(
-            () => "ok",
-            () => "unreachable",
-          );
-      await Promise.all(
-        requiredServices.map(async (name) => {
-          checks[name] = await this.broker
-            .call<ServiceReadiness, Record<string, never>>(`${name}.ready`, {}, { timeout: 2000, retries: 0 })
-            .then(
-              (r) => (r.store === "ok" ? "ok" : "store unreachable"),
-              () => "unavailable",
-            );
-        }),
-      );
-      const ready = Object.values(checks).every((v) => v === "ok" || v.startsWith("none"));
-      return { status: ready ? "ready" : "not ready", checks };
     },
 
     /** RATE_LIMITS, per caller: the user, else the API key, else the client address. */

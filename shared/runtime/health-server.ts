@@ -5,7 +5,7 @@
  */
 import http from "node:http";
 import type { ServiceBroker } from "moleculer";
-import type { ServiceReadiness } from "./readiness";
+import { checkReadiness } from "./readiness";
 
 export function startHealthServer(broker: ServiceBroker, port: number, services: string[]): http.Server {
   const server = http.createServer((req, res) => {
@@ -18,29 +18,9 @@ export function startHealthServer(broker: ServiceBroker, port: number, services:
       return;
     }
     if (req.url === "/health/ready") {
-      void (async () => {
-        const transit = broker.transit as { connected?: boolean } | undefined;
-        const checks: Record<string, string> = {
-          transporter: !transit ? "none (one process)" : transit.connected ? "ok" : "disconnected",
-        };
-        for (const name of services) {
-          const local = broker.getLocalService(name);
-          checks[name] = local
-            ? await broker
-                .call<ServiceReadiness, Record<string, never>>(
-                  `${name}.ready`,
-                  {},
-                  { nodeID: broker.nodeID, timeout: 2000 },
-                )
-                .then(
-                  (r) => (r.store === "ok" ? "ok" : "store unreachable"),
-                  () => "unavailable",
-                )
-            : "not started";
-        }
-        const ready = Object.values(checks).every((v) => v === "ok" || v.startsWith("none"));
-        send(ready ? 200 : 503, { status: ready ? "ready" : "not ready", checks });
-      })();
+      void checkReadiness(broker, services, { localOnly: true, cacher: false }).then((r) =>
+        send(r.status === "ready" ? 200 : 503, r),
+      );
       return;
     }
     send(404, { detail: "Not Found" });
