@@ -1,22 +1,13 @@
 /** Shared pieces of the benchmark: processes, ports, memory readings, reports. */
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
-import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 
 export const root = path.resolve(__dirname, "..");
 
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once("error", reject);
-    srv.listen(0, "127.0.0.1", () => {
-      const port = (srv.address() as net.AddressInfo).port;
-      srv.close(() => resolve(port));
-    });
-  });
-}
+// Ports and private brokers come from the test harness, so the bench and the tests start them alike.
+export { freePort } from "../test/support/brokers";
 
 /** Resident and peak resident memory of a process, in bytes (Linux /proc). */
 export function memoryOf(pid: number): { rss: number; peak: number } {
@@ -64,29 +55,6 @@ export async function waitFor(check: () => Promise<boolean>, timeoutMs: number, 
 }
 
 export const tmpDir = (prefix: string) => fs.mkdtempSync(path.join(os.tmpdir(), prefix));
-
-/** A private nats-server on a free port, or null when the binary is not installed. */
-export async function startNats(): Promise<{ url: string; stop(): void } | null> {
-  const which = spawnSync("sh", ["-c", "command -v nats-server"], { encoding: "utf8" });
-  const bin = which.stdout.trim();
-  if (!bin) return null;
-  const port = await freePort();
-  const dir = tmpDir("bench-nats-");
-  const child = spawn(bin, ["-a", "127.0.0.1", "-p", String(port), "-js", "-sd", dir], { stdio: "ignore" });
-  await waitFor(
-    () =>
-      new Promise((resolve) => {
-        const s = net.connect(port, "127.0.0.1", () => {
-          s.end();
-          resolve(true);
-        });
-        s.on("error", () => resolve(false));
-      }),
-    10_000,
-    "nats-server",
-  );
-  return { url: `nats://127.0.0.1:${port}`, stop: () => child.kill("SIGTERM") };
-}
 
 export function machineHeader(mode: string): string {
   return `${os.cpus().length} cores (nproc), ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}, ${mode}; load generator and servers share this machine`;

@@ -8,7 +8,8 @@ import fs from "node:fs";
 import http from "node:http";
 import path from "node:path";
 import type { ChildProcess } from "node:child_process";
-import { cleanEnv, freePort, memoryOf, root, startNats, startNode, tmpDir, waitFor } from "./lib";
+import { binary, startNatsServer } from "../test/support/brokers";
+import { cleanEnv, freePort, memoryOf, root, startNode, tmpDir, waitFor } from "./lib";
 import { spawnSync } from "node:child_process";
 
 const MB = 1024 * 1024;
@@ -126,8 +127,7 @@ export async function runUploadBench(quick: boolean): Promise<Record<string, str
   }
 
   // Distributed: the picture crosses from the gateway process to the stores process over NATS.
-  const nats = await startNats();
-  if (!nats) {
+  if (!binary("nats-server")) {
     rows.push({
       topology: "distributed",
       picture_mb: bytes / MB,
@@ -135,6 +135,7 @@ export async function runUploadBench(quick: boolean): Promise<Record<string, str
     });
     return rows;
   }
+  const nats = await startNatsServer();
   const dirs = [tmpDir("bench-gw-"), tmpDir("bench-svc-")];
   const port = await freePort();
   const common = {
@@ -160,7 +161,7 @@ export async function runUploadBench(quick: boolean): Promise<Record<string, str
     rows.push(await measure("distributed (NATS)", port, manifest, { gateway, stores: services }, bytes));
   } finally {
     await Promise.all([stop(gateway), stop(services)]);
-    nats.stop();
+    await nats.stop();
     dirs.forEach((d) => fs.rmSync(d, { recursive: true, force: true }));
   }
   return rows;

@@ -5,9 +5,9 @@
 import { contractFetch } from "../support/contract";
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
-import net from "node:net";
 import os from "node:os";
 import path from "node:path";
+import { freePort } from "../support/brokers";
 import { startFakeFcm, type FakeFcm } from "../support/fake-fcm";
 
 const root = path.resolve(__dirname, "../..");
@@ -18,14 +18,6 @@ let fcm: FakeFcm;
 let dataDir: string;
 let port: number;
 let child: ChildProcess | undefined;
-
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const srv = net.createServer().listen(0, "127.0.0.1", () => {
-      const p = (srv.address() as net.AddressInfo).port;
-      srv.close(() => resolve(p));
-    });
-  });
 
 function env(): NodeJS.ProcessEnv {
   const base = { ...process.env };

@@ -18,7 +18,7 @@ export const freePort = () =>
     });
   });
 
-const binary = (name: string): string | null => {
+export const binary = (name: string): string | null => {
   const found = spawnSync("sh", ["-c", `command -v ${name}`], { encoding: "utf8" }).stdout.trim();
   return found || null;
 };
