@@ -1,4 +1,4 @@
-import type { ServiceSchema } from "moleculer";
+import { faultyStores } from "../support/faulty-stores";
 import { api, startSystem, type System } from "../support/system";
 
 let sys: System;
@@ -73,40 +73,16 @@ describe("routes of later issues", () => {
 });
 
 describe("faults", () => {
-  /** A stand-in stores service that works for the seed, then breaks in a way no error class covers. */
-  let failing = false;
-  const store = { id: 1, name: "s", logo_url: null, is_blogger: false, currency: "RUB" };
-  const faultyStores: ServiceSchema = {
-    name: "stores",
-    actions: {
-      item: {
-        visibility: "public",
-        handler: () =>
-          failing
-            ? Promise.reject(new Error("disk on fire at /var/secret/path"))
-            : {
-                id: "item-1",
-                kind: "product",
-                name: "i",
-                platform_price: 1,
-                assets: [],
-                attribute_values: [],
-                store,
-              },
-      },
-      createStore: { visibility: "public", handler: () => ({ ...store, manager_ids: [] }) },
-      createItem: { visibility: "public", handler: () => ({ id: "item-1" }) },
-    },
-  };
+  const faulty = faultyStores("disk on fire at /var/secret/path");
 
   it("when a service fails unexpectedly, then 500 Internal Server Error without internals", async () => {
     // The fault is logged with its stack (as it must be); keep this expected one out of the test output.
     const broken = await startSystem({
       services: ["gateway", "auth", "users", "rounds", "settings"],
-      extra: [faultyStores],
+      extra: [faulty.schema],
       env: { LOG_LEVEL: "fatal", CACHER: "Memory", CACHE_TTL: "1" },
     });
-    failing = true;
+    faulty.breakNow();
     try {
       // A round whose snapshot was never cached: the item must be fetched, and that fails.
       const res = await api(broken, "GET", `/rounds/${broken.manifest.rounds.small}`, {

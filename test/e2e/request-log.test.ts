@@ -1,4 +1,4 @@
-import type { ServiceSchema } from "moleculer";
+import { faultyStores } from "../support/faulty-stores";
 import { startSystem } from "../support/system";
 
 describe("request ids in logs", () => {
@@ -7,37 +7,14 @@ describe("request ids in logs", () => {
     const spy = jest.spyOn(console, "error").mockImplementation((...args: unknown[]) => {
       lines.push(args.map((a) => (typeof a === "string" ? a : JSON.stringify(a))).join(" "));
     });
-    let failing = false;
-    const store = { id: 1, name: "s", logo_url: null, is_blogger: false, currency: "RUB" };
-    const stores: ServiceSchema = {
-      name: "stores",
-      actions: {
-        item: {
-          visibility: "public",
-          handler: () =>
-            failing
-              ? Promise.reject(new Error("item lookup broke"))
-              : {
-                  id: "i",
-                  kind: "product",
-                  name: "i",
-                  platform_price: 1,
-                  assets: [],
-                  attribute_values: [],
-                  store,
-                },
-        },
-        createStore: { visibility: "public", handler: () => ({ ...store, manager_ids: [] }) },
-        createItem: { visibility: "public", handler: () => ({ id: "i" }) },
-      },
-    };
+    const faulty = faultyStores("item lookup broke");
     const sys = await startSystem({
       services: ["gateway", "auth", "users", "rounds", "settings"],
-      extra: [stores],
+      extra: [faulty.schema],
       env: { LOG_LEVEL: "error", LOG_FORMAT: "json" },
     });
     try {
-      failing = true;
+      faulty.breakNow();
       const res = await fetch(`${sys.baseUrl}/rounds/${sys.manifest.rounds.small}`, {
         headers: {
           authorization: `Bearer ${sys.manifest.users.alice.access_token}`,
