@@ -199,8 +199,17 @@ export const routes: RouteSpec[] = [
 
 export const routeByAction = new Map(routes.map((r) => [r.action, r]));
 
-export const pathParamsOf = (spec: Pick<RouteSpec, "path">): string[] =>
-  [...spec.path.matchAll(/:([A-Za-z_]+)/g)].map((m) => m[1]);
+const pathParams = new Map<string, string[]>();
+
+/** The `:name` parameters of a route's path (read once per path: the gateway asks on every request). */
+export function pathParamsOf(spec: Pick<RouteSpec, "path">): string[] {
+  let names = pathParams.get(spec.path);
+  if (!names) {
+    names = [...spec.path.matchAll(/:([A-Za-z_]+)/g)].map((m) => m[1]);
+    pathParams.set(spec.path, names);
+  }
+  return names;
+}
 
 /** Where a top-level parameter of the action came from, for the `loc` of a 422. */
 export function originOf(
