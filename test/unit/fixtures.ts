@@ -3,6 +3,7 @@
  * snapshot is built with the real `buildSnapshot`, as the rounds service does.
  */
 import { buildSnapshot, type RoundSnapshot } from "../../services/rounds/round-snapshot";
+import { moscow } from "../../shared/ops/fixtures";
 import type { RoundDoc } from "../../services/rounds/rounds.repository";
 import type { GroupedAttributeValue, RoundLocation } from "../../shared/contracts/round";
 import type { ItemInfo } from "../../shared/contracts/stores";
@@ -46,21 +47,8 @@ export const sizeGroup: GroupedAttributeValue = {
   ],
 };
 
-export const location: RoundLocation = {
-  city: {
-    name: "Moscow",
-    district: "Tverskoy",
-    subject: "Moscow",
-    timezone: "Europe/Moscow",
-    lat: 55.7558,
-    lon: 37.6173,
-    country: { code: "RU", name: "Russia", phone_code: "+7", currency: "RUB" },
-  },
-  address: "Tverskaya St, 7",
-  lat: 55.7601,
-  lon: 37.6143,
-  postal_code: "125009",
-};
+/** The seed's Moscow location: tests and demo data describe the same place. */
+export const location: RoundLocation = moscow;
 
 export function makeProfile(id: string, phone: string, overrides: Partial<UserProfile> = {}): UserProfile {
   return {
