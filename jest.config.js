@@ -15,5 +15,24 @@ module.exports = {
     { ...common, displayName: "storage", testMatch: ["<rootDir>/test/storage/**/*.test.ts"] },
     { ...common, displayName: "e2e", testMatch: ["<rootDir>/test/e2e/**/*.test.ts"] },
     { ...common, displayName: "integration", testMatch: ["<rootDir>/test/integration/**/*.test.ts"] },
+    // The endpoint cases of the e2e tier again, through a cluster of OS processes over private NATS and
+    // Redis (test/support/cluster.ts). Suites about one process's own machinery stay in e2e only.
+    {
+      ...common,
+      displayName: "cluster",
+      testMatch: [
+        "app-settings",
+        "auth",
+        "gateway",
+        "notifier",
+        "rate-limit",
+        "refresh-token",
+        "rounds-join",
+        "rounds-read",
+        "store-events",
+        "users-lists",
+      ].map((suite) => `<rootDir>/test/e2e/${suite}.test.ts`),
+      setupFiles: ["<rootDir>/test/support/cluster-topology.js"],
+    },
   ],
 };

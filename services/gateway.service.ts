@@ -260,12 +260,15 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
       if (res.headersSent) return;
       const mapped = toHttpError(err, this.specOf(req));
       if (!req.complete && mapped.status >= 400) {
-        // The body was not read to its end (a 413 cuts an upload off): answer, then drop the rest of it
-        // for a moment so the client can read the answer, and close the connection.
-        mapped.headers = { ...mapped.headers, Connection: "close" };
+        // The body was not read to its end (an early 401, a 413 cutting an upload off): answer, then
+        // drain the rest so a client still sending reads the answer instead of a broken pipe; a body
+        // still arriving after two seconds (a huge upload) is cut off by closing the connection.
+        // (No "Connection: close": Node would then close the socket as soon as the answer is out.)
         res.once("finish", () => {
           req.resume();
-          setTimeout(() => req.socket?.destroy(), 2000).unref();
+          setTimeout(() => {
+            if (!req.complete) req.socket?.destroy();
+          }, 2000).unref();
         });
       }
       const where = { method: req.method, url: req.url, requestID: req.$ctx?.requestID };

@@ -41,6 +41,11 @@ interface ApiKeyMeta {
   $statusCode?: number;
 }
 
+/** The JetStream message the channels adapter passes next to the payload. */
+interface InProgressSignal {
+  working?: () => void;
+}
+
 const iso = (d: Date | null) => (d ? new Date(d).toISOString() : null);
 
 export const toJobView = (j: JobDoc): NotificationJob => ({
@@ -110,8 +115,16 @@ const NotifierServiceSchema: ServiceSchema<Record<string, never>, NotifierServic
     [JOBS_CHANNEL]: {
       group: "notifier",
       maxInFlight: 2,
-      async handler(this: NotifierService, msg: JobMessage) {
-        await this.deliver(msg.job_id);
+      async handler(this: NotifierService, msg: JobMessage, raw?: InProgressSignal) {
+        // The adapter signals "in progress" once, on receipt; a job can outlast the acknowledgement
+        // window, so keep signalling while it runs, or JetStream would hand it out a second time.
+        const everyMs = (this.config.notifierAckWaitSeconds * 1000) / 3;
+        const heartbeat = raw?.working ? setInterval(() => raw.working?.(), everyMs) : null;
+        try {
+          await this.deliver(msg.job_id);
+        } finally {
+          if (heartbeat) clearInterval(heartbeat);
+        }
       },
     },
   },

@@ -1,6 +1,5 @@
 import jwt from "jsonwebtoken";
 import { TokenSet } from "../../shared/contracts/auth";
-import { storeOf } from "../../shared/storage";
 import { check } from "../../shared/validation";
 import { call } from "../../shared/contracts";
 import { api, newUser, startSystem, type System } from "../support/system";
@@ -111,7 +110,7 @@ describe("POST /auth/refresh-token", () => {
   it("when a user is removed, then their refresh tokens are revoked", async () => {
     const user = await newUser(sys.broker);
     await call(sys.broker, "users.remove", { id: user.id });
-    const store = await storeOf(sys.broker, sys.config);
+    const store = await sys.inspect("auth");
     const docs = await store
       .collection<{ _id: string; user_id: string; revoked_at: Date | null }>("refresh_tokens")
       .find({ user_id: user.id });
@@ -190,7 +189,7 @@ describe("rotation and reuse detection", () => {
 
 describe("stored secrets", () => {
   it("when the store is read directly, then no refresh token or API key appears in plain text", async () => {
-    const store = await storeOf(sys.broker, sys.config);
+    const store = await sys.inspect("auth");
     const tokens = JSON.stringify(await store.collection<{ _id: string }>("refresh_tokens").find({}));
     const keys = JSON.stringify(await store.collection<{ _id: string }>("api_keys").find({}));
     const { users, api_keys } = sys.manifest;

@@ -1,7 +1,6 @@
 import { contractFetch } from "../support/contract";
 import fs from "node:fs";
 import path from "node:path";
-import { storeOf } from "../../shared/storage";
 import { StoreEvent } from "../../shared/contracts/stores";
 import { Round } from "../../shared/contracts/round";
 import { check } from "../../shared/validation";
@@ -21,13 +20,13 @@ const post = (form: FormData, token = sys.manifest.users.alice.access_token, sto
     body: form,
     headers: { authorization: `Bearer ${token}` },
   });
-const stagingDir = () => path.join(sys.config.dataDir, "media", ".staging");
+const stagingDir = () => path.join(sys.dataDirOf("stores"), "media", ".staging");
 const mediaFiles = () =>
-  fs.readdirSync(path.join(sys.config.dataDir, "media")).filter((f) => !f.startsWith("."));
+  fs.readdirSync(path.join(sys.dataDirOf("stores"), "media")).filter((f) => !f.startsWith("."));
 const eventItems = async () =>
   (
     await (
-      await storeOf(sys.broker, sys.config)
+      await sys.inspect("stores")
     )
       .collection<{ _id: string; kind: string }>("items")
       .find({ kind: "event" })
@@ -100,9 +99,8 @@ describe("POST /stores/{store_id}/events", () => {
   it("when store.event.created is delivered again, then no second round is opened", async () => {
     const res = await post(eventForm(eventFields(), pngBytes()));
     const event: any = await res.json();
-    const rounds = (await storeOf(sys.broker, sys.config)).collection<{ _id: string; item_id: string }>(
-      "rounds",
-    );
+    await sys.settle();
+    const rounds = (await sys.inspect("rounds")).collection<{ _id: string; item_id: string }>("rounds");
     expect(await rounds.count({ item_id: event.id })).toBe(1);
     const payload = {
       event_id: event.id,
@@ -121,6 +119,7 @@ describe("POST /stores/{store_id}/events", () => {
       location: null,
     };
     await sys.broker.emit("store.event.created", payload);
+    await sys.settle();
     expect(await rounds.count({ item_id: event.id })).toBe(1);
   });
 

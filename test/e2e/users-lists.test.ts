@@ -150,6 +150,7 @@ describe("GET /users/payments", () => {
     };
     await sys.broker.emit("round.member.joined", event);
     await sys.broker.emit("round.member.joined", event);
+    await sys.settle();
     expect((await payments(user.access_token)).body).toEqual([payment]);
   });
 

@@ -49,52 +49,67 @@ const waitForPort = async (port: number, timeoutMs: number) => {
 
 export interface RunningBroker {
   url: string;
+  port: number;
   process: ChildProcess;
+  /** kill -9, wait `downMs`, start again on the same port and data folder. */
+  restart(downMs?: number): Promise<void>;
   stop(): Promise<void>;
 }
 
-export async function startNatsServer(): Promise<RunningBroker> {
+async function serverProcess(
+  name: string,
+  scheme: string,
+  args: (port: number, dir: string) => string[],
+): Promise<RunningBroker> {
   const port = await freePort();
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "it-nats-"));
-  const child = spawn(
-    binary("nats-server") as string,
-    ["-a", "127.0.0.1", "-p", String(port), "-js", "-sd", dir],
-    {
-      stdio: "ignore",
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), `it-${name}-`));
+  const launch = () => spawn(binary(name) as string, args(port, dir), { stdio: "ignore" });
+  const exit = async (child: ChildProcess, signal: NodeJS.Signals) => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise((r) => child.once("exit", r));
+    child.kill(signal);
+    await exited;
+  };
+  const running: RunningBroker = {
+    url: `${scheme}://127.0.0.1:${port}`,
+    port,
+    process: launch(),
+    async restart(downMs = 500) {
+      await exit(running.process, "SIGKILL");
+      await new Promise((r) => setTimeout(r, downMs));
+      running.process = launch();
+      await waitForPort(port, 10_000);
     },
-  );
-  await waitForPort(port, 10_000);
-  return {
-    url: `nats://127.0.0.1:${port}`,
-    process: child,
-    stop: async () => {
-      if (child.exitCode === null) {
-        child.kill("SIGTERM");
-        await new Promise((r) => child.once("exit", r));
-      }
+    async stop() {
+      await exit(running.process, "SIGTERM");
       fs.rmSync(dir, { recursive: true, force: true });
     },
   };
+  await waitForPort(port, 10_000);
+  return running;
 }
 
-export async function startRedisServer(): Promise<RunningBroker> {
-  const port = await freePort();
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "it-redis-"));
-  const child = spawn(
-    binary("redis-server") as string,
-    ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir],
-    { stdio: "ignore" },
-  );
-  await waitForPort(port, 10_000);
-  return {
-    url: `redis://127.0.0.1:${port}`,
-    process: child,
-    stop: async () => {
-      if (child.exitCode === null) {
-        child.kill("SIGTERM");
-        await new Promise((r) => child.once("exit", r));
-      }
-      fs.rmSync(dir, { recursive: true, force: true });
-    },
-  };
-}
+export const startNatsServer = (): Promise<RunningBroker> =>
+  serverProcess("nats-server", "nats", (port, dir) => [
+    "-a",
+    "127.0.0.1",
+    "-p",
+    String(port),
+    "-js",
+    "-sd",
+    dir,
+  ]);
+
+export const startRedisServer = (): Promise<RunningBroker> =>
+  serverProcess("redis-server", "redis", (port, dir) => [
+    "--port",
+    String(port),
+    "--bind",
+    "127.0.0.1",
+    "--save",
+    "",
+    "--appendonly",
+    "no",
+    "--dir",
+    dir,
+  ]);

@@ -1,6 +1,8 @@
 /**
- * Starts the whole system in this process (embedded mode, in-memory store, gateway on a free port),
- * seeds the demo dataset and gives tests an HTTP client.
+ * Starts the whole system, seeds the demo dataset and gives tests an HTTP client. By default in this
+ * process (embedded mode, in-memory store, gateway on a free port); with SYSTEM_TOPOLOGY=cluster (the
+ * integration tier's "cluster" project) as a cluster of OS processes over private NATS and Redis, so
+ * the same endpoint cases run through both.
  */
 import fs from "node:fs";
 import type { AddressInfo } from "node:net";
@@ -15,14 +17,30 @@ import { checkContract } from "./contract";
 import { call } from "../../shared/contracts";
 import { seed, type DemoManifest, type ManifestUser } from "../../shared/ops/seed";
 import { createBroker } from "../../shared/runtime/broker";
+import { storeOf } from "../../shared/storage";
+import { startCluster, type Cluster } from "./cluster";
+import { nedbFolderReader, type StoreReader } from "./store-reader";
 
 export interface System {
   broker: ServiceBroker;
   config: Config;
   baseUrl: string;
   manifest: DemoManifest;
+  /** The cluster behind the gateway, when the topology is "cluster". */
+  cluster: Cluster | null;
+  /** What `service` has stored, to assert on (read only). */
+  inspect(service: string): Promise<StoreReader>;
+  /** The data folder of the process running `service` (uploaded pictures live there). */
+  dataDirOf(service: string): string;
+  /**
+   * Waits until events emitted so far have been handled. In one process an awaited emit has run its
+   * handlers; across processes it has only been published, so wait for the handlers' nodes to settle.
+   */
+  settle(): Promise<void>;
   stop(): Promise<void>;
 }
+
+export const topology = process.env.SYSTEM_TOPOLOGY === "cluster" ? "cluster" : "embedded";
 
 export interface StartOptions {
   env?: Record<string, string>;
@@ -44,6 +62,10 @@ export const testEnv = (extra: Record<string, string> = {}): Record<string, stri
 });
 
 export async function startSystem(opts: StartOptions = {}): Promise<System> {
+  return topology === "cluster" ? startClusterSystem(opts) : startEmbeddedSystem(opts);
+}
+
+async function startEmbeddedSystem(opts: StartOptions): Promise<System> {
   const config = loadConfig(testEnv(opts.env));
   const broker = createBroker(config, opts.services);
   for (const schema of opts.extra ?? []) broker.createService(schema);
@@ -58,7 +80,55 @@ export async function startSystem(opts: StartOptions = {}): Promise<System> {
     await broker.stop();
     fs.rmSync(config.dataDir, { recursive: true, force: true });
   };
-  return { broker, config, baseUrl, manifest, stop };
+  return {
+    broker,
+    config,
+    baseUrl,
+    manifest,
+    cluster: null,
+    inspect: () => storeOf(broker, config),
+    dataDirOf: () => config.dataDir,
+    settle: async () => undefined,
+    stop,
+  };
+}
+
+async function startClusterSystem(opts: StartOptions): Promise<System> {
+  const cluster = await startCluster({
+    env: { LOG_LEVEL: "error", ...opts.env },
+    services: opts.services?.filter((s) => s !== "gateway"),
+    extra: opts.extra,
+  });
+  const manifest = await seed(cluster.client, cluster.baseUrl).catch(async (err: unknown) => {
+    await cluster.stop();
+    throw err;
+  });
+  const dataDirOf = (service: string) => {
+    const proc = cluster.processes.get(service);
+    if (!proc) throw new Error(`no process runs ${service}`);
+    return proc.dataDir;
+  };
+  return {
+    broker: cluster.client,
+    config: cluster.clientConfig,
+    baseUrl: cluster.baseUrl,
+    manifest,
+    cluster,
+    inspect: async (service) => nedbFolderReader(path.join(dataDirOf(service), "db")),
+    dataDirOf,
+    // Handlers run on arrival; a round trip to every node after the publish, twice with a pause, outlasts them.
+    settle: async () => {
+      for (let i = 0; i < 2; i++) {
+        await new Promise((r) => setTimeout(r, 150));
+        await Promise.all(
+          [...cluster.processes.keys()]
+            .filter((n) => n !== "gateway")
+            .map((n) => cluster.client.call(`${n}.ready`)),
+        );
+      }
+    },
+    stop: () => cluster.stop(),
+  };
 }
 
 let counter = 0;

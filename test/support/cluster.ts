@@ -1,0 +1,198 @@
+/**
+ * A real cluster for the integration tier: a private nats-server (JetStream) and redis-server, then the
+ * gateway and each service as its own OS process (`node dist/bin/start.js` with SERVICES=<name>), each
+ * with its own data folder, configured only by environment as operators run them. The test process joins
+ * as one more node without services, so tests can call actions and host probes over NATS.
+ */
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import type { ServiceBroker, ServiceSchema } from "moleculer";
+import { loadConfig, type Config } from "../../shared/config";
+import { createBroker } from "../../shared/runtime/broker";
+import { freePort, startNatsServer, startRedisServer, type RunningBroker } from "./brokers";
+
+const root = path.resolve(__dirname, "../..");
+export const ALL_SERVICES = ["auth", "users", "rounds", "stores", "settings", "notifier"];
+
+/** Environment a test run may carry that must not leak into the cluster's processes. */
+const INHERITED_OUT = [
+  "TRANSPORTER",
+  "CACHER",
+  "MONGO_URI",
+  "SERVICES",
+  "PORT",
+  "DATA_DIR",
+  "NODE_ID",
+  "NAMESPACE",
+];
+
+export interface ServiceProcess {
+  name: string;
+  dataDir: string;
+  logFile: string;
+  child: ChildProcess | null;
+  /** Starts (or starts again, on the same data folder) the process. */
+  start(): void;
+  /** kill -9: no shutdown hooks, no acknowledgements, nothing flushed. */
+  kill(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export interface Cluster {
+  nats: RunningBroker;
+  redis: RunningBroker;
+  namespace: string;
+  baseUrl: string;
+  /** The test process's own node (no services of its own, plus any probes passed as `extra`). */
+  client: ServiceBroker;
+  clientConfig: Config;
+  processes: Map<string, ServiceProcess>;
+  stop(): Promise<void>;
+}
+
+export interface ClusterOptions {
+  env?: Record<string, string>;
+  /** Services to run, one process each (default: all); the gateway always runs. */
+  services?: string[];
+  extra?: ServiceSchema[];
+}
+
+let built = false;
+
+/** The processes run the compiled code: compile once per test file run (incremental, a few seconds). */
+export function ensureBuilt(): void {
+  if (built) return;
+  const res = spawnSync(
+    process.execPath,
+    [require.resolve("typescript/bin/tsc"), "-p", "tsconfig.build.json"],
+    {
+      cwd: root,
+      encoding: "utf8",
+    },
+  );
+  if (res.status !== 0) throw new Error(`build failed:\n${res.stdout}${res.stderr}`);
+  built = true;
+}
+
+function baseEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
+  const env = { ...process.env };
+  for (const k of INHERITED_OUT) delete env[k];
+  return { ...env, NODE_ENV: "test", HOST: "127.0.0.1", LOG_LEVEL: "warn", SEED_ON_EMPTY: "false", ...extra };
+}
+
+function serviceProcess(name: string, env: NodeJS.ProcessEnv): ServiceProcess {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), `cluster-${name}-`));
+  const logFile = path.join(dataDir, "process.log");
+  const proc: ServiceProcess = {
+    name,
+    dataDir,
+    logFile,
+    child: null,
+    start() {
+      const out = fs.openSync(logFile, "a");
+      proc.child = spawn(process.execPath, [path.join(root, "dist/bin/start.js")], {
+        cwd: root,
+        env: { ...env, SERVICES: name, NODE_ID: `${name}-${process.pid}`, DATA_DIR: dataDir },
+        stdio: ["ignore", out, out],
+      });
+      fs.closeSync(out);
+    },
+    async kill() {
+      await signal(proc.child, "SIGKILL");
+    },
+    async stop() {
+      await signal(proc.child, "SIGTERM");
+    },
+  };
+  return proc;
+}
+
+async function signal(child: ChildProcess | null, sig: NodeJS.Signals): Promise<void> {
+  if (!child || child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((r) => child.once("exit", r));
+  child.kill(sig);
+  await exited;
+}
+
+async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs: number, logs: string[]) {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await check().catch(() => false)) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  const tails = logs.map(
+    (f) => `--- ${f}\n${fs.existsSync(f) ? fs.readFileSync(f, "utf8").slice(-2000) : ""}`,
+  );
+  throw new Error(`${what} did not happen within ${timeoutMs} ms\n${tails.join("\n")}`);
+}
+
+export async function startCluster(opts: ClusterOptions = {}): Promise<Cluster> {
+  ensureBuilt();
+  const [nats, redis] = await Promise.all([startNatsServer(), startRedisServer()]);
+  const namespace = `it${process.pid}${Math.random().toString(36).slice(2, 6)}`;
+  const port = await freePort();
+  const env = baseEnv({ TRANSPORTER: nats.url, CACHER: redis.url, NAMESPACE: namespace, ...opts.env });
+  const services = opts.services ?? ALL_SERVICES;
+  const processes = new Map<string, ServiceProcess>();
+  processes.set("gateway", serviceProcess("gateway", { ...env, PORT: String(port) }));
+  for (const name of services) processes.set(name, serviceProcess(name, env));
+  for (const p of processes.values()) p.start();
+
+  const clientConfig = loadConfig({
+    ...(baseEnv({ TRANSPORTER: nats.url, CACHER: redis.url, NAMESPACE: namespace, ...opts.env }) as Record<
+      string,
+      string
+    >),
+    NODE_ID: `test-client-${process.pid}`,
+    STORE_IN_MEMORY: "true",
+    DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), "cluster-client-")),
+    LOG_LEVEL: opts.env?.LOG_LEVEL ?? "error",
+  });
+  const client = createBroker(clientConfig, []);
+  for (const schema of opts.extra ?? []) client.createService(schema);
+  await client.start();
+  const baseUrl = `http://127.0.0.1:${port}`;
+  const logs = [...processes.values()].map((p) => p.logFile);
+  const stopAll = async () => {
+    await client.stop().catch(() => undefined);
+    await Promise.all([...processes.values()].map((p) => p.stop()));
+    await Promise.all([nats.stop(), redis.stop()]);
+    for (const p of processes.values()) fs.rmSync(p.dataDir, { recursive: true, force: true });
+    fs.rmSync(clientConfig.dataDir, { recursive: true, force: true });
+  };
+  try {
+    await client.waitForServices(["gateway", ...services], 30_000);
+    // Every service answers its readiness action (store open, dependencies discovered).
+    await waitFor(
+      "every service ready",
+      async () => {
+        for (const name of services) await client.call(`${name}.ready`);
+        return true;
+      },
+      30_000,
+      logs,
+    );
+    await waitFor(
+      "the gateway listening",
+      async () => (await fetch(`${baseUrl}/health`)).status === 200,
+      30_000,
+      logs,
+    );
+  } catch (err) {
+    await stopAll();
+    throw err;
+  }
+
+  return {
+    nats,
+    redis,
+    namespace,
+    baseUrl,
+    client,
+    clientConfig,
+    processes,
+    stop: stopAll,
+  };
+}
