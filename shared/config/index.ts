@@ -229,7 +229,7 @@ export const configSchema = {
     "NOTIFIER_ACK_WAIT_SECONDS",
     "300",
     "How long JetStream waits for a job's acknowledgement before delivering it again (longer than a job takes)",
-    int(10, 86_400),
+    int(2, 86_400),
   ),
   notifierMaxDeliveries: entry(
     "NOTIFIER_MAX_DELIVERIES",

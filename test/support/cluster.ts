@@ -131,28 +131,38 @@ async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs: n
 export async function startCluster(opts: ClusterOptions = {}): Promise<Cluster> {
   ensureBuilt();
   const [nats, redis] = await Promise.all([startNatsServer(), startRedisServer()]);
+  try {
+    return await startProcesses(nats, redis, opts);
+  } catch (err) {
+    await Promise.all([nats.stop(), redis.stop()]);
+    throw err;
+  }
+}
+
+async function startProcesses(
+  nats: RunningBroker,
+  redis: RunningBroker,
+  opts: ClusterOptions,
+): Promise<Cluster> {
   const namespace = `it${process.pid}${Math.random().toString(36).slice(2, 6)}`;
   const port = await freePort();
   const env = baseEnv({ TRANSPORTER: nats.url, CACHER: redis.url, NAMESPACE: namespace, ...opts.env });
+  // The same variables as the processes get: a bad one fails here, before any process starts.
+  const clientConfig = loadConfig({
+    ...(env as Record<string, string>),
+    NODE_ID: `test-client-${process.pid}`,
+    STORE_IN_MEMORY: "true",
+    DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), "cluster-client-")),
+    LOG_LEVEL: opts.env?.LOG_LEVEL ?? "error",
+  });
   const services = opts.services ?? ALL_SERVICES;
   const processes = new Map<string, ServiceProcess>();
   processes.set("gateway", serviceProcess("gateway", { ...env, PORT: String(port) }));
   for (const name of services) processes.set(name, serviceProcess(name, env));
   for (const p of processes.values()) p.start();
 
-  const clientConfig = loadConfig({
-    ...(baseEnv({ TRANSPORTER: nats.url, CACHER: redis.url, NAMESPACE: namespace, ...opts.env }) as Record<
-      string,
-      string
-    >),
-    NODE_ID: `test-client-${process.pid}`,
-    STORE_IN_MEMORY: "true",
-    DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), "cluster-client-")),
-    LOG_LEVEL: opts.env?.LOG_LEVEL ?? "error",
-  });
   const client = createBroker(clientConfig, []);
   for (const schema of opts.extra ?? []) client.createService(schema);
-  await client.start();
   const baseUrl = `http://127.0.0.1:${port}`;
   const logs = [...processes.values()].map((p) => p.logFile);
   const stopAll = async () => {
@@ -163,6 +173,7 @@ export async function startCluster(opts: ClusterOptions = {}): Promise<Cluster> 
     fs.rmSync(clientConfig.dataDir, { recursive: true, force: true });
   };
   try {
+    await client.start();
     await client.waitForServices(["gateway", ...services], 30_000);
     // Every service answers its readiness action (store open, dependencies discovered).
     await waitFor(
@@ -181,7 +192,7 @@ export async function startCluster(opts: ClusterOptions = {}): Promise<Cluster> 
       logs,
     );
   } catch (err) {
-    await stopAll();
+    await stopAll().catch(() => undefined);
     throw err;
   }
 

@@ -7,7 +7,6 @@ import fs from "node:fs";
 import path from "node:path";
 import type { Filter } from "../../shared/storage/port";
 
-// eslint-disable-next-line @typescript-eslint/no-require-imports -- NeDB's internals have no typings
 const model = require("@seald-io/nedb/lib/model") as {
   deserialize(line: string): Record<string, unknown>;
   match(doc: unknown, query: Filter): boolean;
