@@ -29,7 +29,9 @@ const INHERITED_OUT = [
 ];
 
 export interface ServiceProcess {
+  /** The service it runs (SERVICES). */
   name: string;
+  nodeID: string;
   dataDir: string;
   logFile: string;
   child: ChildProcess | null;
@@ -56,6 +58,8 @@ export interface ClusterOptions {
   env?: Record<string, string>;
   /** Services to run, one process each (default: all); the gateway always runs. */
   services?: string[];
+  /** More than one process of a service, e.g. `{ auth: 2 }` (then keyed `auth`, `auth#2` in `processes`). */
+  replicas?: Record<string, number>;
   extra?: ServiceSchema[];
 }
 
@@ -82,11 +86,13 @@ function baseEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   return { ...env, NODE_ENV: "test", HOST: "127.0.0.1", LOG_LEVEL: "warn", SEED_ON_EMPTY: "false", ...extra };
 }
 
-function serviceProcess(name: string, env: NodeJS.ProcessEnv): ServiceProcess {
+function serviceProcess(name: string, env: NodeJS.ProcessEnv, replica = 1): ServiceProcess {
+  const nodeID = `${name}-${replica}-${process.pid}`;
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), `cluster-${name}-`));
   const logFile = path.join(dataDir, "process.log");
   const proc: ServiceProcess = {
     name,
+    nodeID,
     dataDir,
     logFile,
     child: null,
@@ -94,7 +100,7 @@ function serviceProcess(name: string, env: NodeJS.ProcessEnv): ServiceProcess {
       const out = fs.openSync(logFile, "a");
       proc.child = spawn(process.execPath, [path.join(root, "dist/bin/start.js")], {
         cwd: root,
-        env: { ...env, SERVICES: name, NODE_ID: `${name}-${process.pid}`, DATA_DIR: dataDir },
+        env: { ...env, SERVICES: name, NODE_ID: nodeID, DATA_DIR: dataDir },
         stdio: ["ignore", out, out],
       });
       fs.closeSync(out);
@@ -158,7 +164,11 @@ async function startProcesses(
   const services = opts.services ?? ALL_SERVICES;
   const processes = new Map<string, ServiceProcess>();
   processes.set("gateway", serviceProcess("gateway", { ...env, PORT: String(port) }));
-  for (const name of services) processes.set(name, serviceProcess(name, env));
+  for (const name of services) {
+    for (let i = 1; i <= (opts.replicas?.[name] ?? 1); i++) {
+      processes.set(i === 1 ? name : `${name}#${i}`, serviceProcess(name, env, i));
+    }
+  }
   for (const p of processes.values()) p.start();
 
   const client = createBroker(clientConfig, []);
@@ -179,7 +189,9 @@ async function startProcesses(
     await waitFor(
       "every service ready",
       async () => {
-        for (const name of services) await client.call(`${name}.ready`);
+        for (const p of processes.values()) {
+          if (p.name !== "gateway") await client.call(`${p.name}.ready`, {}, { nodeID: p.nodeID });
+        }
         return true;
       },
       30_000,

@@ -121,9 +121,9 @@ async function startClusterSystem(opts: StartOptions): Promise<System> {
       for (let i = 0; i < 2; i++) {
         await new Promise((r) => setTimeout(r, 150));
         await Promise.all(
-          [...cluster.processes.keys()]
-            .filter((n) => n !== "gateway")
-            .map((n) => cluster.client.call(`${n}.ready`)),
+          [...cluster.processes.values()]
+            .filter((p) => p.name !== "gateway")
+            .map((p) => cluster.client.call(`${p.name}.ready`, {}, { nodeID: p.nodeID })),
         );
       }
     },
