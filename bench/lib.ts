@@ -35,8 +35,9 @@ export function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   return { ...env, LOG_LEVEL: "warn", NODE_ENV: "development", ...extra };
 }
 
-export function startNode(env: Record<string, string>): ChildProcess {
-  const child = spawn(process.execPath, [path.join(root, "dist/bin/start.js")], {
+/** `nodeArgs` go to node itself (e.g. --cpu-prof), before the script. */
+export function startNode(env: Record<string, string>, nodeArgs: string[] = []): ChildProcess {
+  const child = spawn(process.execPath, [...nodeArgs, path.join(root, "dist/bin/start.js")], {
     cwd: root,
     env: cleanEnv(env),
     stdio: ["ignore", "pipe", "inherit"],
@@ -60,30 +61,38 @@ export function machineHeader(mode: string): string {
   return `${os.cpus().length} cores (nproc), ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}, ${mode}; load generator and servers share this machine`;
 }
 
-export function writeResults(
-  name: string,
-  header: string,
-  rows: Record<string, string | number>[],
-  keep: boolean,
-): string {
+export type Row = Record<string, string | number>;
+
+export interface Section {
+  title: string;
+  rows: Row[];
+}
+
+function markdownTable(rows: Row[]): string[] {
+  const cols = Object.keys(rows[0] ?? {});
+  return [
+    `| ${cols.join(" | ")} |`,
+    `|${cols.map(() => "---").join("|")}|`,
+    ...rows.map((r) => `| ${cols.map((c) => String(r[c] ?? "")).join(" | ")} |`),
+  ];
+}
+
+/** Renders the report as Markdown; unless `keep` is false (quick runs), also writes it and its JSON. */
+export function writeResults(name: string, header: string, sections: Section[], keep: boolean): string {
   const stamp = new Date().toISOString().replace(/[:.]/g, "-");
   const dir = path.join(root, "bench", "results");
-  const cols = Object.keys(rows[0] ?? {});
   const md = [
     `# ${name}`,
     "",
     header,
     "",
-    `| ${cols.join(" | ")} |`,
-    `|${cols.map(() => "---").join("|")}|`,
-    ...rows.map((r) => `| ${cols.map((c) => String(r[c])).join(" | ")} |`),
-    "",
+    ...sections.flatMap((s) => [`## ${s.title}`, "", ...markdownTable(s.rows), ""]),
   ].join("\n");
   if (keep) {
     fs.mkdirSync(dir, { recursive: true });
     fs.writeFileSync(
       path.join(dir, `${name}-${stamp}.json`),
-      `${JSON.stringify({ header, rows }, null, 2)}\n`,
+      `${JSON.stringify({ header, sections }, null, 2)}\n`,
     );
     fs.writeFileSync(path.join(dir, `${name}-${stamp}.md`), md);
   }

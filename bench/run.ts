@@ -1,27 +1,102 @@
 /**
- * `npm run bench [-- --quick]`: builds, then runs each benchmark case against real server processes and
- * prints a table (also written as JSON and Markdown under bench/results/). It reports; it asserts no
- * speed (targets are printed beside the numbers).
+ * `npm run bench [-- --quick] [-- --topology embedded|distributed] [-- --only 1,3,6]`: builds, then
+ * measures every case against real server processes and prints one table (also written as JSON and
+ * Markdown under bench/results/, except for quick runs). Cases 1–5 run in both topologies, alternating
+ * with a bare node:http baseline that answers the same bytes; 6 (upload) and 7 (multicast) are their
+ * own benches. It reports; it asserts no speed (targets are printed beside the numbers), only that every
+ * case ran, without unexpected errors, and that join capacity stayed exact.
  */
-import { build, machineHeader, writeResults } from "./lib";
+import { startBaseline } from "./baseline";
+import { HTTP_KEYS, planFor, runHttpBench, type TopologyOutcome } from "./http";
+import { build, machineHeader, writeResults, type Row, type Section } from "./lib";
 import { runMulticastBench } from "./multicast";
+import { httpRows, multicastRows, runRows, uploadRows } from "./report";
+import type { Topology } from "./systems";
 import { runUploadBench } from "./upload";
+import { binary } from "../test/support/brokers";
+
+function flag(name: string): string | undefined {
+  const args = process.argv.slice(2);
+  const i = args.findIndex((a) => a === `--${name}` || a.startsWith(`--${name}=`));
+  if (i < 0) return undefined;
+  return args[i].includes("=") ? args[i].split("=")[1] : args[i + 1];
+}
+
+const log = (line: string) => process.stderr.write(`${line}\n`);
+
+function topologies(): Topology[] {
+  const asked = flag("topology") ?? "both";
+  const wanted: Topology[] = asked === "both" ? ["embedded", "distributed"] : [asked as Topology];
+  if (wanted.some((t) => t !== "embedded" && t !== "distributed"))
+    throw new Error(`--topology must be embedded, distributed or both, not ${asked}`);
+  const missing = ["nats-server", "redis-server"].filter((b) => !binary(b));
+  if (wanted.includes("distributed") && missing.length > 0) {
+    if (process.env.CI === "true")
+      throw new Error(`${missing.join(", ")} not installed (.ci/run installs them)`);
+    log(`skipping the distributed topology: ${missing.join(", ")} not installed`);
+    return wanted.filter((t) => t !== "distributed");
+  }
+  return wanted;
+}
 
 async function main(): Promise<void> {
   const quick = process.argv.includes("--quick");
+  const only = (flag("only") ?? "").split(",").filter(Boolean);
+  const wants = (key: string) => only.length === 0 || only.includes(key);
+  const plan = planFor(
+    quick,
+    only.filter((k) => HTTP_KEYS.includes(k)),
+  );
+  const runHttp = HTTP_KEYS.some(wants);
   build();
-  const header = machineHeader(quick ? "quick" : "full");
+  const header = [
+    machineHeader(quick ? "quick" : "full"),
+    `Cases 1–5: ${plan.rounds} alternating round${plan.rounds === 1 ? "" : "s"} (baseline, system, baseline, ` +
+      `system…) of ${plan.seconds} s ` +
+      "each (case 3: one join per user), medians of the rounds; the baseline is a bare node:http server " +
+      "in its own process answering the bytes recorded from the system for that case.",
+  ].join("\n\n");
+
+  const http: TopologyOutcome[] = [];
+  if (runHttp) {
+    const baseline = await startBaseline();
+    try {
+      for (const topology of topologies()) http.push(await runHttpBench(topology, plan, baseline, log));
+    } finally {
+      await baseline.stop();
+    }
+  }
   // Quick runs (CI) only prove the bench still works; their numbers are not kept.
-  const upload = await runUploadBench(quick);
-  process.stdout.write(`${writeResults("upload", header, upload, !quick)}\n`);
-  const multicast = await runMulticastBench(quick);
-  process.stdout.write(`${writeResults("multicast", header, multicast, !quick)}\n`);
-  if (upload.some((r) => r.status !== 200)) throw new Error("An upload did not succeed");
+  const upload: Row[] = wants("6") ? await runUploadBench(quick) : [];
+  const multicast: Row[] = wants("7") ? await runMulticastBench(quick) : [];
+
+  const sections: Section[] = [
+    { title: "All cases", rows: [...httpRows(http), ...uploadRows(upload), ...multicastRows(multicast)] },
+  ];
+  if (http.length > 0) sections.push({ title: "Every run of cases 1–5", rows: runRows(http) });
+  if (upload.length > 0) sections.push({ title: "6. Upload", rows: upload });
+  if (multicast.length > 0) sections.push({ title: "7. Multicast", rows: multicast });
+  process.stdout.write(`${writeResults("bench", header, sections, !quick)}\n`);
+
+  const failures: string[] = [];
+  for (const { topology, outcomes } of http) {
+    for (const o of outcomes) {
+      const what = `${topology} case ${o.scenario.key}`;
+      if (o.system.requests === 0 || o.baseline.requests === 0) failures.push(`${what} sent no request`);
+      if (o.system.errors > 0) failures.push(`${what}: ${o.system.errors} unexpected errors`);
+      if (o.baseline.errors > 0) failures.push(`${what}: ${o.baseline.errors} errors against the baseline`);
+    }
+  }
+  if (upload.some((r) => r.status !== 200)) failures.push("An upload did not succeed");
   if (multicast.some((r) => r.status !== "done" || r.sent !== r.devices))
-    throw new Error("The multicast did not complete");
+    failures.push("The multicast did not complete");
+  if (failures.length > 0) throw new Error(failures.join("\n"));
 }
 
-main().catch((err) => {
-  process.stderr.write(`bench failed: ${(err as Error).message}\n`);
-  process.exit(1);
-});
+main()
+  // Nothing is left to wait for; a lingering keep-alive socket or timer must not hold the exit.
+  .then(() => process.exit(0))
+  .catch((err) => {
+    process.stderr.write(`bench failed: ${(err as Error).message}\n`);
+    process.exit(1);
+  });

@@ -1,0 +1,67 @@
+/**
+ * Alternating measurement: baseline, system, baseline, system… for a number of rounds, so that drift of
+ * the shared machine (other processes, CPU frequency, caches) hits both sides alike; each side is then
+ * summarised by the median of its rounds.
+ */
+import type { Baseline } from "./baseline";
+import type { LoadResult } from "./load";
+import type { Scenario } from "./scenarios/scenario";
+
+export interface Summary {
+  rps: number;
+  p50: number;
+  p99: number;
+  requests: number;
+  errors: number;
+}
+
+export interface ScenarioOutcome {
+  scenario: Scenario;
+  system: Summary;
+  baseline: Summary;
+  runs: { baseline: LoadResult; system: LoadResult; note?: string }[];
+  notes: string[];
+}
+
+const median = (xs: number[]): number => {
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = Math.floor(s.length / 2);
+  return s.length % 2 ? s[mid] : (s[mid - 1] + s[mid]) / 2;
+};
+
+const summarise = (rs: LoadResult[]): Summary => ({
+  rps: median(rs.map((r) => r.rps)),
+  p50: median(rs.map((r) => r.p50)),
+  p99: median(rs.map((r) => r.p99)),
+  // Totals, not medians: every request and every error of every round counts.
+  requests: rs.reduce((a, r) => a + r.requests, 0),
+  errors: rs.reduce((a, r) => a + r.errors, 0),
+});
+
+export async function alternate(
+  scenario: Scenario,
+  systemUrl: string,
+  baseline: Baseline,
+  opts: { rounds: number; seconds: number; log: (line: string) => void },
+): Promise<ScenarioOutcome> {
+  const recorded = await scenario.record(systemUrl);
+  const runs: ScenarioOutcome["runs"] = [];
+  for (let round = 0; round < opts.rounds; round++) {
+    await baseline.serve(recorded);
+    const a = await scenario.measure({ url: baseline.url, side: "baseline", round, seconds: opts.seconds });
+    const b = await scenario.measure({ url: systemUrl, side: "system", round, seconds: opts.seconds });
+    const note = scenario.verify ? await scenario.verify(systemUrl, round, b) : undefined;
+    runs.push({ baseline: a, system: b, note });
+    opts.log(
+      `  ${scenario.key} round ${round + 1}/${opts.rounds}: baseline ${a.rps.toFixed(0)} req/s, ` +
+        `system ${b.rps.toFixed(0)} req/s (p99 ${b.p99} ms, errors ${b.errors})${note ? `; ${note}` : ""}`,
+    );
+  }
+  return {
+    scenario,
+    baseline: summarise(runs.map((r) => r.baseline)),
+    system: summarise(runs.map((r) => r.system)),
+    runs,
+    notes: runs.flatMap((r) => (r.note ? [r.note] : [])),
+  };
+}

@@ -1,0 +1,118 @@
+/**
+ * The report: one table of every case (1–5 measured against the baseline, 6 and 7 from their own
+ * benches), with the targets of the issue beside the numbers. Targets are reported, never asserted.
+ */
+import type { ScenarioOutcome } from "./ab";
+import type { TopologyOutcome } from "./http";
+import type { Row } from "./lib";
+import type { Topology } from "./systems";
+
+interface Target {
+  text: string;
+  met(o: ScenarioOutcome, ratio: number): boolean;
+}
+
+const TARGETS: Record<string, Partial<Record<Topology, Target>>> = {
+  "1": {
+    embedded: { text: "≥ 50% of baseline, p99 ≤ 6 ms", met: (o, r) => r >= 0.5 && o.system.p99 <= 6 },
+    distributed: { text: "≥ 25% of baseline, p99 ≤ 20 ms", met: (o, r) => r >= 0.25 && o.system.p99 <= 20 },
+  },
+  "3": {
+    // Exactness is checked on every run (the bench fails otherwise); the rate is the target.
+    embedded: { text: "≥ 1,500 joins/s, exact", met: (o) => o.system.rps >= 1500 },
+  },
+};
+
+/** Identical notes of several rounds once, with how many rounds said so. */
+function notesOf(o: ScenarioOutcome): string {
+  const counts = new Map<string, number>();
+  for (const n of o.notes) counts.set(n, (counts.get(n) ?? 0) + 1);
+  return [...counts.entries()]
+    .map(([n, k]) => (o.runs.length > 1 ? `${n} (${k} of ${o.runs.length} rounds)` : n))
+    .join("; ");
+}
+
+const fixed = (n: number, digits = 0) => n.toLocaleString("en", { maximumFractionDigits: digits });
+
+export function httpRows(results: TopologyOutcome[]): Row[] {
+  return results.flatMap(({ topology, outcomes }) =>
+    outcomes.map((o) => {
+      const ratio = o.system.rps / o.baseline.rps;
+      const target = TARGETS[o.scenario.key]?.[topology];
+      return {
+        case: `${o.scenario.key}. ${o.scenario.title}`,
+        topology,
+        conns: o.scenario.connections,
+        "req/s": fixed(o.system.rps),
+        "p50 ms": o.system.p50,
+        "p99 ms": o.system.p99,
+        errors: o.system.errors,
+        "baseline req/s": fixed(o.baseline.rps),
+        "baseline p99 ms": o.baseline.p99,
+        "vs baseline": `${(ratio * 100).toFixed(1)}%`,
+        target: target?.text ?? "–",
+        met: target ? (target.met(o, ratio) ? "yes" : "no") : "–",
+        notes: notesOf(o),
+      };
+    }),
+  );
+}
+
+const none = { conns: "–", "req/s": "–", "p50 ms": "–", "p99 ms": "–", errors: "–" };
+const noBaseline = { "baseline req/s": "–", "baseline p99 ms": "–", "vs baseline": "–" };
+
+/** Cases 6 and 7 in the same table: their own measures go to the notes. */
+export function uploadRows(rows: Row[]): Row[] {
+  return rows.map((r) => {
+    const growth = [r.gateway_peak_growth_mb, r.stores_peak_growth_mb].map(Number).filter((n) => !isNaN(n));
+    return {
+      case: `6. ${r.picture_mb} MB picture upload`,
+      topology: String(r.topology),
+      ...none,
+      ...noBaseline,
+      target: String(r.target ?? "–"),
+      met: growth.length > 0 && growth.every((g) => g <= 32) ? "yes" : "no",
+      notes:
+        r.seconds === undefined
+          ? String(r.status)
+          : `${r.seconds} s, status ${r.status}, peak RSS growth gateway ${r.gateway_peak_growth_mb} MB, stores ${r.stores_peak_growth_mb}${r.stores_peak_growth_mb === "(same process)" ? "" : " MB"}`,
+    };
+  });
+}
+
+export function multicastRows(rows: Row[]): Row[] {
+  return rows.map((r) => ({
+    case: `7. multicast to ${fixed(Number(r.recipients))} users`,
+    topology: "embedded",
+    ...none,
+    ...noBaseline,
+    target: String(r.target),
+    met: Number(r.drain_s) <= 30 && Number(r.notifier_peak_rss_mb) <= 300 ? "yes" : "no",
+    notes: `${r.sent} of ${r.devices} tokens sent in ${r.drain_s} s (${r.tokens_per_s}/s), notifier peak RSS ${r.notifier_peak_rss_mb} MB`,
+  }));
+}
+
+/** Every run of every scenario, for the JSON and for whoever wants to see the spread of the rounds. */
+export function runRows(results: TopologyOutcome[]): Row[] {
+  return results.flatMap(({ topology, outcomes }) =>
+    outcomes.flatMap((o) =>
+      o.runs.flatMap((run, i) =>
+        (["baseline", "system"] as const).map((side) => ({
+          case: o.scenario.key,
+          topology,
+          round: i + 1,
+          side,
+          requests: run[side].requests,
+          seconds: run[side].seconds.toFixed(2),
+          "req/s": fixed(run[side].rps),
+          "p50 ms": run[side].p50,
+          "p99 ms": run[side].p99,
+          errors: run[side].errors,
+          statuses: Object.entries(run[side].statuses)
+            .map(([code, n]) => `${code}×${n}`)
+            .join(" "),
+        })),
+      ),
+    ),
+  );
+}

@@ -1,0 +1,95 @@
+/**
+ * The two topologies under load, each with the scenarios' data in place:
+ * - embedded: one process, `node dist/bin/start.js` with default settings on a prepared DATA_DIR;
+ * - distributed: the integration tier's cluster (gateway and each service as its own process over a
+ *   private nats-server and redis-server, test/support/cluster.ts).
+ * Either way the servers are processes of their own, apart from the load generator.
+ */
+import fs from "node:fs";
+import type { ChildProcess } from "node:child_process";
+import { loadConfig } from "../shared/config";
+import { createBroker } from "../shared/runtime/broker";
+import { startCluster } from "../test/support/cluster";
+import { createFixtures, type FixtureSizes, type Fixtures } from "./fixtures";
+import { cleanEnv, freePort, startNode, tmpDir, waitFor } from "./lib";
+
+export type Topology = "embedded" | "distributed";
+
+export interface System {
+  topology: Topology;
+  baseUrl: string;
+  fixtures: Fixtures;
+  stop(): Promise<void>;
+}
+
+const healthy = (baseUrl: string) => () => fetch(`${baseUrl}/health`).then((r) => r.status === 200);
+
+const stopProcess = (p: ChildProcess, signal: NodeJS.Signals = "SIGTERM") =>
+  new Promise<void>((resolve) => {
+    if (p.exitCode !== null || p.signalCode !== null) return resolve();
+    p.once("exit", () => resolve());
+    p.kill(signal);
+  });
+
+/**
+ * The embedded store is single-process: the data is created first by the domain services running in
+ * this process on the server's DATA_DIR, then that broker stops and the server starts on the folder.
+ * `nodeArgs` go to the server's node (the profile uses --cpu-prof).
+ */
+export async function startEmbedded(
+  sizes: FixtureSizes,
+  opts: { nodeArgs?: string[]; stopSignal?: NodeJS.Signals } = {},
+): Promise<System & { process: ChildProcess }> {
+  const dataDir = tmpDir("bench-http-");
+  const port = await freePort();
+  const env = { PORT: String(port), DATA_DIR: dataDir };
+  const config = loadConfig({ ...cleanEnv(env), LOG_LEVEL: "error" });
+  const prep = createBroker(
+    config,
+    config.services.filter((s) => s !== "gateway"),
+  );
+  let fixtures: Fixtures;
+  await prep.start();
+  try {
+    await prep.waitForServices(["users", "auth", "stores", "rounds"], 30_000);
+    fixtures = await createFixtures(prep, sizes);
+  } catch (err) {
+    await prep.stop();
+    fs.rmSync(dataDir, { recursive: true, force: true });
+    throw err;
+  }
+  // Stopping closes the store and releases its folder for the server.
+  await prep.stop();
+
+  const server = startNode(env, opts.nodeArgs);
+  const baseUrl = `http://127.0.0.1:${port}`;
+  try {
+    await waitFor(healthy(baseUrl), 60_000, "the embedded server");
+  } catch (err) {
+    await stopProcess(server);
+    fs.rmSync(dataDir, { recursive: true, force: true });
+    throw err;
+  }
+  return {
+    topology: "embedded",
+    baseUrl,
+    fixtures,
+    process: server,
+    async stop() {
+      await stopProcess(server, opts.stopSignal);
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** The integration tier's cluster; the data is created through its client node over NATS. */
+export async function startDistributed(sizes: FixtureSizes): Promise<System> {
+  const cluster = await startCluster();
+  try {
+    const fixtures = await createFixtures(cluster.client, sizes);
+    return { topology: "distributed", baseUrl: cluster.baseUrl, fixtures, stop: () => cluster.stop() };
+  } catch (err) {
+    await cluster.stop();
+    throw err;
+  }
+}
