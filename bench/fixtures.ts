@@ -59,19 +59,8 @@ export async function inParallel<T, R>(
   return out;
 }
 
-/**
- * rounds.create draws a random six-character uniq_id and does not draw again when it is taken: with
- * 32^6 codes, 10,000 rounds meet a taken one about once in twenty runs (a rounds-service issue, reported
- * in the bench's profile notes). The bench creates its rounds again rather than fail on it.
- */
 async function createRound(broker: ServiceBroker, params: CreateRoundParams): Promise<string> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return (await call(broker, "rounds.create", params)).id;
-    } catch (err) {
-      if (attempt >= 3 || !/unique|duplicate/i.test((err as Error).message)) throw err;
-    }
-  }
+  return (await call(broker, "rounds.create", params)).id;
 }
 
 const range = (n: number) => Array.from({ length: n }, (_, i) => i);

@@ -3,7 +3,7 @@
  * id), `jti` (token id), `iat`, `exp` and `iss`. Refresh tokens are opaque random strings; only their
  * SHA-256 hash is ever stored.
  */
-import { createHash, randomBytes, randomUUID } from "node:crypto";
+import { createHash, createSecretKey, randomBytes, randomUUID, type KeyObject } from "node:crypto";
 import jwt from "jsonwebtoken";
 import type { Config } from "../../shared/config";
 import { TokenInvalidError } from "../../shared/errors";
@@ -17,6 +17,19 @@ export interface AccessClaims {
 
 type TokenConfig = Pick<Config, "jwtSecret" | "jwtAlgorithm" | "jwtIssuer" | "accessTokenTtlSeconds">;
 
+// Given the secret as a string, jsonwebtoken first tries to read it as a public key (which throws) and
+// only then makes a secret key, on every call: about 300 µs per sign or verify, more than half of a
+// whole cached read. A key object made once per secret costs about 6 µs per call.
+const keys = new Map<string, KeyObject>();
+function keyOf(secret: string): KeyObject {
+  let key = keys.get(secret);
+  if (!key) {
+    key = createSecretKey(Buffer.from(secret, "utf8"));
+    keys.set(secret, key);
+  }
+  return key;
+}
+
 export function signAccessToken(
   userId: string,
   config: TokenConfig,
@@ -24,7 +37,7 @@ export function signAccessToken(
 ): { token: string; jti: string; exp: number } {
   const jti = randomUUID();
   const exp = nowSeconds + config.accessTokenTtlSeconds;
-  const token = jwt.sign({ sub: userId, jti, iat: nowSeconds, exp }, config.jwtSecret, {
+  const token = jwt.sign({ sub: userId, jti, iat: nowSeconds, exp }, keyOf(config.jwtSecret), {
     algorithm: config.jwtAlgorithm,
     issuer: config.jwtIssuer,
   });
@@ -42,7 +55,7 @@ export function verifyAccessToken(
 ): AccessClaims {
   let payload: string | jwt.JwtPayload;
   try {
-    payload = jwt.verify(token, config.jwtSecret, {
+    payload = jwt.verify(token, keyOf(config.jwtSecret), {
       algorithms: [config.jwtAlgorithm],
       issuer: config.jwtIssuer,
       ignoreExpiration: opts.ignoreExpiration ?? false,

@@ -4,7 +4,7 @@
  * update: active, not ended, not full, not yet a member → add the member and count it.
  */
 import { randomBytes, randomUUID } from "node:crypto";
-import type { Collection, Store } from "../../shared/storage";
+import { DuplicateKeyError, type Collection, type Store } from "../../shared/storage";
 import type { CreateRoundParams } from "../../shared/contracts/rounds";
 import type { RoundLocation } from "../../shared/contracts/round";
 
@@ -52,7 +52,10 @@ function newUniqId(): string {
 export class RoundsRepository {
   private readonly rounds: Collection<RoundDoc>;
 
-  constructor(store: Store) {
+  constructor(
+    store: Store,
+    private readonly drawUniqId: () => string = newUniqId,
+  ) {
     this.rounds = store.collection<RoundDoc>("rounds");
   }
 
@@ -68,9 +71,30 @@ export class RoundsRepository {
     // Members given at creation (fixtures) joined no round through the API: nothing to announce.
     const joined: MemberEntry = { status: "joined", joined_at: now, attributes: [], announced: true };
     const members = Object.fromEntries(input.member_ids.map((id) => [id, joined]));
+    const id = input.id ?? randomUUID();
+    // Six characters of 32 give about a billion codes: by 10,000 rounds a drawn code is taken about once
+    // in 20 runs, so a taken code is drawn again. A taken id is the caller's duplicate, reported as is.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.insert(id, this.drawUniqId(), input, currency, now, members);
+      } catch (err) {
+        const retry = err instanceof DuplicateKeyError && attempt < 5 && !(await this.findById(id));
+        if (!retry) throw err;
+      }
+    }
+  }
+
+  private insert(
+    id: string,
+    uniqId: string,
+    input: CreateRoundParams,
+    currency: string,
+    now: Date,
+    members: Record<string, MemberEntry>,
+  ): Promise<RoundDoc> {
     return this.rounds.insertOne({
-      _id: input.id ?? randomUUID(),
-      uniq_id: newUniqId(),
+      _id: id,
+      uniq_id: uniqId,
       owner_id: input.owner_id,
       item_id: input.item_id,
       entry_fee: Number(input.entry_fee).toFixed(2),
