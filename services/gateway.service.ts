@@ -3,17 +3,20 @@
  * the request into action parameters, calls the action the route table names, and maps every error to
  * the spec's bodies in one place (gateway/http-errors.ts).
  */
+import { randomUUID } from "node:crypto";
 import fs from "node:fs";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Context, Service, ServiceSchema } from "moleculer";
 import ApiGateway from "moleculer-web";
-import { call } from "../shared/contracts";
+import { call, Events } from "../shared/contracts";
 import type { AuthMeta, Caller } from "../shared/contracts/common";
+import type { UserRemovedEvent } from "../shared/contracts/users";
 import type { Config } from "../shared/config";
 import { NotAuthenticatedError, TokenInvalidError } from "../shared/errors";
 import { serviceConfig } from "../shared/runtime";
 import { checkReadiness } from "../shared/runtime/readiness";
 import { toHttpError } from "./gateway/http-errors";
+import { expiryOf, TokenCache } from "./gateway/token-cache";
 import { sendInChunks } from "./gateway/chunked-upload";
 import { readEventMultipart } from "./gateway/multipart";
 import { docsAsset, docsHtml } from "./gateway/docs-page";
@@ -48,6 +51,7 @@ interface GatewayService extends Service {
   config: Config;
   limits: Map<string, number>;
   counters: CounterStore | null;
+  tokens: TokenCache;
   limitRate(ctx: Context<unknown, AuthMeta>, req: Req, spec: RouteSpec): Promise<void>;
   openApi: Record<string, unknown>;
   aliases: AliasLike[];
@@ -122,6 +126,17 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
     ],
   },
 
+  events: {
+    // Every gateway process forgets the removed user's tokens: a group of its own per process, so the
+    // event reaches each gateway instead of one of them.
+    [Events.userRemoved]: {
+      group: `gateway-${randomUUID()}`,
+      handler(this: GatewayService, ctx: Context<UserRemovedEvent>) {
+        this.tokens.forgetUser(ctx.params.user_id);
+      },
+    },
+  },
+
   methods: {
     specOf(req: Req): RouteSpec | undefined {
       const action = req.$alias?.action;
@@ -142,10 +157,16 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
         const token = bearerToken(req.headers.authorization);
         if (!token) throw new NotAuthenticatedError();
         if (token.length > MAX_TOKEN_LENGTH) throw new TokenInvalidError("jwt malformed");
-        return call(ctx, "auth.verifyAccessToken", {
+        const ignoreExpiration = spec.acceptExpiredToken ?? false;
+        const now = Date.now();
+        const known = ignoreExpiration ? null : this.tokens.get(token, now);
+        if (known) return known;
+        const caller = await call(ctx, "auth.verifyAccessToken", {
           token,
-          ignore_expiration: spec.acceptExpiredToken ?? false,
+          ignore_expiration: ignoreExpiration,
         });
+        if (!ignoreExpiration) this.tokens.set(token, caller, expiryOf(token), now);
+        return caller;
       }
       const key = req.headers["x-api-key"];
       if (typeof key !== "string" || key === "") throw new NotAuthenticatedError();
@@ -299,6 +320,7 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
         : this.config.cacher.startsWith("redis://")
           ? new RedisCounterStore(this.config.cacher, `${this.config.namespace || "rounds"}-ratelimit`)
           : new MemoryCounterStore();
+    this.tokens = new TokenCache(this.config.authCacheSeconds * 1000, 10_000);
     this.openApi = buildOpenApi(routes, this.config.publicUrl);
     this.settings.port = this.config.port;
     this.settings.ip = this.config.host;

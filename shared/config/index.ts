@@ -237,6 +237,12 @@ export const configSchema = {
     "Attempts at a job before it is failed and dead-lettered",
     int(1, 100),
   ),
+  authCacheSeconds: entry(
+    "AUTH_CACHE_SECONDS",
+    "10",
+    "How long the gateway remembers a verified access token (also bounded by its expiry; a removed user's tokens are forgotten at once; 0: off)",
+    int(0, 3600),
+  ),
   rateLimits: entry(
     "RATE_LIMITS",
     "",

@@ -1,5 +1,6 @@
 import jwt from "jsonwebtoken";
-import { api, startSystem, type System } from "../support/system";
+import { call } from "../../shared/contracts";
+import { api, newUser, startSystem, type System } from "../support/system";
 
 let sys: System;
 beforeAll(async () => {
@@ -87,6 +88,16 @@ describe("bearer authentication (spec §5, §7)", () => {
 
   it("when the token's user was removed, then 401 User removed", async () => {
     const res = await api(sys, "GET", roundPath(), { token: sys.manifest.users.removed.access_token });
+    expect(res.status).toBe(401);
+    expect(res.body).toEqual({ detail: "User removed" });
+  });
+
+  it("when a user whose token the gateway has already verified is removed, then the next request is 401 User removed", async () => {
+    const user = await newUser(sys.broker, "leaving");
+    expect((await api(sys, "GET", roundPath(), { token: user.access_token })).status).toBe(200);
+    await call(sys.broker, "users.remove", { id: user.id });
+    await sys.settle();
+    const res = await api(sys, "GET", roundPath(), { token: user.access_token });
     expect(res.status).toBe(401);
     expect(res.body).toEqual({ detail: "User removed" });
   });
