@@ -9,7 +9,8 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Context, Service, ServiceSchema } from "moleculer";
 import ApiGateway from "moleculer-web";
 import { call, Events } from "../shared/contracts";
-import type { AuthMeta, Caller } from "../shared/contracts/common";
+import type { AuthMeta, Caller, FreshnessMeta } from "../shared/contracts/common";
+import type { RoundMemberJoinedEvent } from "../shared/contracts/rounds";
 import type { UserRemovedEvent } from "../shared/contracts/users";
 import type { Config } from "../shared/config";
 import { NotAuthenticatedError, TokenInvalidError } from "../shared/errors";
@@ -17,6 +18,7 @@ import { serviceConfig } from "../shared/runtime";
 import { checkReadiness } from "../shared/runtime/readiness";
 import { toHttpError } from "./gateway/http-errors";
 import { expiryOf, TokenCache } from "./gateway/token-cache";
+import { ResponseCache } from "./gateway/response-cache";
 import { sendInChunks } from "./gateway/chunked-upload";
 import { readEventMultipart } from "./gateway/multipart";
 import { docsAsset, docsHtml } from "./gateway/docs-page";
@@ -36,6 +38,8 @@ type Req = IncomingMessage & {
   $alias?: { action?: string };
   $params: Record<string, unknown>;
   $ctx?: Context;
+  /** Set when this read's answer may be kept (see callAction). */
+  $microcache?: MicrocacheSlot;
   parsedUrl?: string;
   query?: Record<string, unknown>;
 };
@@ -52,6 +56,7 @@ interface GatewayService extends Service {
   limits: Map<string, number>;
   counters: CounterStore | null;
   tokens: TokenCache;
+  responses: ResponseCache;
   limitRate(ctx: Context<unknown, AuthMeta>, req: Req, spec: RouteSpec): Promise<void>;
   openApi: Record<string, unknown>;
   aliases: AliasLike[];
@@ -59,9 +64,24 @@ interface GatewayService extends Service {
   specOf(req: Req): RouteSpec | undefined;
   readUpload(ctx: Context<unknown, AuthMeta>, req: Req, storeId: string): Promise<Record<string, unknown>>;
   sendJson(res: Res, status: number, body: unknown, headers?: Record<string, string>): void;
+  microcacheSlot(req: Req, params: Record<string, unknown>): MicrocacheSlot | null;
 }
 
 const MAX_TOKEN_LENGTH = 8192;
+
+/** moleculer-web's own callAction, which the override falls back to. */
+const apiGatewayCallAction = (
+  ApiGateway as unknown as { methods: { callAction: (...args: unknown[]) => unknown } }
+).methods.callAction;
+
+/** An event group of this gateway process alone, so events about caches reach every gateway. */
+const gatewayGroup = `gateway-${randomUUID()}`;
+
+/** Where a microcached read's answer is kept: its tag (e.g. the round) and the caller with the params. */
+interface MicrocacheSlot {
+  tag: string;
+  key: string;
+}
 
 /** Every service some route (or authentication) needs. */
 const requiredServices = [...new Set(["auth", ...routes.map((r) => r.action.split(".")[0])])].sort();
@@ -130,9 +150,16 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
     // Every gateway process forgets the removed user's tokens: a group of its own per process, so the
     // event reaches each gateway instead of one of them.
     [Events.userRemoved]: {
-      group: `gateway-${randomUUID()}`,
+      group: gatewayGroup,
       handler(this: GatewayService, ctx: Context<UserRemovedEvent>) {
         this.tokens.forgetUser(ctx.params.user_id);
+      },
+    },
+    // A join changes the round for every caller: drop its kept answers (same per-process group).
+    [Events.roundMemberJoined]: {
+      group: gatewayGroup,
+      handler(this: GatewayService, ctx: Context<RoundMemberJoinedEvent>) {
+        this.responses.dropTag(ctx.params.round_id);
       },
     },
   },
@@ -271,6 +298,60 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
       res.end(payload);
     },
 
+    /**
+     * Overrides moleculer-web's (a bare JSON.stringify): with the length known, Node need not frame the
+     * answer in chunks. A microcached read's 200 is kept for the time its service allows.
+     */
+    encodeResponse(this: GatewayService, req: Req, res: Res, data: unknown): string {
+      const json = JSON.stringify(data);
+      res.setHeader("Content-Length", Buffer.byteLength(json));
+      const slot = req.$microcache;
+      const meta = req.$ctx?.meta as FreshnessMeta | undefined;
+      if (slot && res.statusCode === 200 && meta && meta.$freshUntil !== undefined) {
+        const now = Date.now();
+        this.responses.set(slot.tag, slot.key, json, meta.$freshUntil ?? Number.POSITIVE_INFINITY, now);
+      }
+      return json;
+    },
+
+    /**
+     * Overrides moleculer-web's: a read marked for the microcache is answered from it when this caller's
+     * answer is still fresh (after authentication and rate limiting, which have run by now).
+     */
+    async callAction(
+      this: GatewayService,
+      route: unknown,
+      actionName: string,
+      req: Req,
+      res: Res,
+      params: Record<string, unknown>,
+    ): Promise<unknown> {
+      const slot = this.microcacheSlot(req, params);
+      if (slot) {
+        const json = this.responses.get(slot.tag, slot.key, Date.now());
+        if (json !== null) {
+          res.writeHead(200, {
+            "Content-Type": "application/json; charset=utf-8",
+            "Content-Length": Buffer.byteLength(json),
+          });
+          res.end(json);
+          return true;
+        }
+        req.$microcache = slot;
+      }
+      return apiGatewayCallAction.call(this, route, actionName, req, res, params);
+    },
+
+    microcacheSlot(this: GatewayService, req: Req, params: Record<string, unknown>): MicrocacheSlot | null {
+      if (!this.responses.enabled) return null;
+      const spec = this.specOf(req);
+      const userId = (req.$ctx?.meta as AuthMeta | undefined)?.user?.id;
+      if (!spec?.microcacheTag || !userId) return null;
+      const tag = params[spec.microcacheTag];
+      if (typeof tag !== "string") return null;
+      return { tag, key: `${spec.action}\u0000${userId}\u0000${JSON.stringify(params)}` };
+    },
+
     /** Overrides moleculer-web's, which logs every non-4xx error with its stack before mapping it. */
     errorHandler(this: GatewayService, req: Req, res: Res, err: unknown) {
       this.sendError(req, res, err);
@@ -321,6 +402,7 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
           ? new RedisCounterStore(this.config.cacher, `${this.config.namespace || "rounds"}-ratelimit`)
           : new MemoryCounterStore();
     this.tokens = new TokenCache(this.config.authCacheSeconds * 1000, 10_000);
+    this.responses = new ResponseCache(this.config.responseCacheMs, 10_000);
     this.openApi = buildOpenApi(routes, this.config.publicUrl);
     this.settings.port = this.config.port;
     this.settings.ip = this.config.host;

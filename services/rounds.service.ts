@@ -5,13 +5,14 @@
 import type { Context, Service, ServiceSchema } from "moleculer";
 import { ReadinessMixin } from "../shared/runtime/readiness";
 import { call, Events, type ParamsOf, type ResultOf } from "../shared/contracts";
-import type { AuthMeta } from "../shared/contracts/common";
+import type { AuthMeta, FreshnessMeta } from "../shared/contracts/common";
 import { CreateRoundParams, GetRoundParams, JoinRoundParams } from "../shared/contracts/rounds";
 import type { Config } from "../shared/config";
 import { NotAuthenticatedError } from "../shared/errors";
 import { cleanCache, noRetry, serviceConfig, serviceStore } from "../shared/runtime";
 import { buildSnapshot, profileIdsOf, type RoundSnapshot } from "./rounds/round-snapshot";
 import { getRound, joinRound, type RoundsDeps } from "./rounds/rounds.domain";
+import { renderedUntil } from "./rounds/round-view";
 import { RoundsRepository, type RoundDoc } from "./rounds/rounds.repository";
 import { eventRoundParams } from "./rounds/event-round";
 import { QuestionsRepository } from "./rounds/questions";
@@ -44,11 +45,14 @@ const RoundsServiceSchema: ServiceSchema<Record<string, never>, RoundsService> =
   actions: {
     get: {
       params: GetRoundParams,
-      handler(
+      async handler(
         this: RoundsService,
-        ctx: Context<ParamsOf<"rounds.get">, AuthMeta>,
+        ctx: Context<ParamsOf<"rounds.get">, AuthMeta & FreshnessMeta>,
       ): Promise<ResultOf<"rounds.get">> {
-        return getRound(this.deps(ctx), ctx.params.round_id, callerId(ctx));
+        const round = await getRound(this.deps(ctx), ctx.params.round_id, callerId(ctx));
+        // How long this answer stays right: the gateway may serve it again until then (or a join).
+        ctx.meta.$freshUntil = renderedUntil(round);
+        return round;
       },
     },
 

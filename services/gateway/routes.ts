@@ -44,6 +44,11 @@ export interface RouteSpec {
   acceptExpiredToken?: boolean;
   /** Request headers handed to the action: header name (lower case) → parameter name. */
   headers?: Record<string, string>;
+  /**
+   * The gateway may keep this read's answer per caller for a moment (services/gateway/response-cache):
+   * the parameter whose value tags the entry, so events about that thing drop it.
+   */
+  microcacheTag?: string;
   doc: RouteDoc;
 }
 
@@ -68,6 +73,7 @@ export const routes: RouteSpec[] = [
     action: "rounds.get",
     auth: "bearer",
     body: "none",
+    microcacheTag: "round_id",
     doc: {
       summary: "Get single round",
       tag: "rounds",

@@ -42,6 +42,16 @@ export function secondsToEnd(endTime: string | null, now: Date): number {
   return Math.max(0, Math.floor((Date.parse(endTime) - now.getTime()) / 1000));
 }
 
+/**
+ * Until when (epoch ms, exclusive) a rendered round stays exactly what a new render would give: its
+ * clock-driven fields change when seconds_to_end ticks and when end_time passes. Null when nothing in
+ * it moves with the clock (no end time, or already ended).
+ */
+export function renderedUntil(round: Pick<Round, "is_ended" | "end_time" | "seconds_to_end">): number | null {
+  if (round.is_ended || !round.end_time) return null;
+  return Date.parse(round.end_time) - round.seconds_to_end * 1000;
+}
+
 /** Keeps the first two and the last four characters: "+7******4567". */
 export function maskPhone(phone: string): string {
   if (phone.length <= 6) return "*".repeat(phone.length);

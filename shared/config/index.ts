@@ -243,6 +243,12 @@ export const configSchema = {
     "How long the gateway remembers a verified access token (also bounded by its expiry; a removed user's tokens are forgotten at once; 0: off)",
     int(0, 3600),
   ),
+  responseCacheMs: entry(
+    "RESPONSE_CACHE_MS",
+    "1000",
+    "Longest time the gateway serves a caller's round read again without asking the rounds service (a join drops it at once; 0: off)",
+    int(0, 60_000),
+  ),
   rateLimits: entry(
     "RATE_LIMITS",
     "",

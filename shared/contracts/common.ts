@@ -14,6 +14,14 @@ export interface Caller {
   token_id: string;
 }
 
+/**
+ * Set by a read that the gateway may serve again for a moment (routes with `microcacheTag`): until when
+ * (epoch ms) its answer stays right, or null when only the gateway's own cap applies.
+ */
+export interface FreshnessMeta {
+  $freshUntil?: number | null;
+}
+
 /** Meta every authenticated action call carries. */
 export interface AuthMeta {
   user?: Caller | null;

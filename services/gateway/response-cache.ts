@@ -1,0 +1,76 @@
+/**
+ * Answers of per-caller reads kept for a moment in the gateway, so a hot read is served without the
+ * hop to the service (the "microcache"). The service says how long its answer stays exactly right
+ * (`ctx.meta.$freshUntil`, e.g. until a round's seconds_to_end ticks), the gateway caps that at
+ * RESPONSE_CACHE_MS, and entries are grouped by a tag (the round id) so an event that changes the
+ * thing (`round.member.joined`) drops every caller's answer at once. Only 200s are kept.
+ */
+interface Entry {
+  json: string;
+  expiresAt: number;
+}
+
+export class ResponseCache {
+  private readonly byTag = new Map<string, Map<string, Entry>>();
+  private count = 0;
+
+  constructor(
+    private readonly maxAgeMs: number,
+    private readonly maxEntries: number,
+  ) {}
+
+  get enabled(): boolean {
+    return this.maxAgeMs > 0 && this.maxEntries > 0;
+  }
+
+  get(tag: string, key: string, now: number): string | null {
+    const entry = this.byTag.get(tag)?.get(key);
+    if (!entry) return null;
+    if (now >= entry.expiresAt) {
+      this.delete(tag, key);
+      return null;
+    }
+    return entry.json;
+  }
+
+  /** Keeps `json` until `freshUntil` (epoch ms, from the service) or the cap, whichever is first. */
+  set(tag: string, key: string, json: string, freshUntil: number, now: number): void {
+    if (!this.enabled) return;
+    const expiresAt = Math.min(freshUntil, now + this.maxAgeMs);
+    if (expiresAt <= now) return;
+    while (this.count >= this.maxEntries) this.dropOldestTag();
+    let entries = this.byTag.get(tag);
+    if (!entries) {
+      entries = new Map();
+      this.byTag.set(tag, entries);
+    }
+    if (!entries.has(key)) this.count++;
+    entries.set(key, { json, expiresAt });
+  }
+
+  dropTag(tag: string): void {
+    const entries = this.byTag.get(tag);
+    if (!entries) return;
+    this.count -= entries.size;
+    this.byTag.delete(tag);
+  }
+
+  get size(): number {
+    return this.count;
+  }
+
+  private delete(tag: string, key: string): void {
+    const entries = this.byTag.get(tag);
+    if (entries?.delete(key)) this.count--;
+    if (entries?.size === 0) this.byTag.delete(tag);
+  }
+
+  private dropOldestTag(): void {
+    const oldest = this.byTag.keys().next().value;
+    if (oldest === undefined) {
+      this.count = 0;
+      return;
+    }
+    this.dropTag(oldest);
+  }
+}
