@@ -11,7 +11,7 @@ import { startFakeFcm } from "../test/support/fake-fcm";
 import { cleanEnv, freePort, memoryOf, root, startNode, tmpDir, waitFor } from "./lib";
 
 const MB = 1024 * 1024;
-const HEAP_CAP_MB = 256;
+const HEAP_CAP_MB = 192;
 
 const stop = (p: ChildProcess) =>
   new Promise<void>((resolve) => {
