@@ -110,6 +110,7 @@ describe("POST /auth/refresh-token", () => {
   it("when a user is removed, then their refresh tokens are revoked", async () => {
     const user = await newUser(sys.broker);
     await call(sys.broker, "users.remove", { id: user.id });
+    await sys.settle();
     const store = await sys.inspect("auth");
     const docs = await store
       .collection<{ _id: string; user_id: string; revoked_at: Date | null }>("refresh_tokens")

@@ -115,6 +115,7 @@ describe("GET /users/payments", () => {
     await join(sys.manifest.rounds.open, user.access_token);
     await new Promise((r) => setTimeout(r, 5));
     await join(sys.manifest.rounds.small, user.access_token);
+    await sys.settle();
     const res = await payments(user.access_token);
     expect(res.body.map((p: any) => [p.round_id, p.amount])).toEqual([
       [sys.manifest.rounds.small, "50.00"],
@@ -125,6 +126,7 @@ describe("GET /users/payments", () => {
   it("when a user joins a free round, then no payment is created", async () => {
     const user = await newUser(sys.broker);
     expect((await join(sys.manifest.rounds.free, user.access_token)).status).toBe(200);
+    await sys.settle();
     expect((await payments(user.access_token)).body).toEqual([]);
   });
 
@@ -132,12 +134,14 @@ describe("GET /users/payments", () => {
     const user = await newUser(sys.broker);
     await join(sys.manifest.rounds.open, user.access_token);
     await join(sys.manifest.rounds.open, user.access_token);
+    await sys.settle();
     expect((await payments(user.access_token)).body).toHaveLength(1);
   });
 
   it("when round.member.joined is delivered again, then no second payment appears", async () => {
     const user = await newUser(sys.broker);
     await join(sys.manifest.rounds.open, user.access_token);
+    await sys.settle();
     const [payment] = (await payments(user.access_token)).body;
     const event = {
       round_id: sys.manifest.rounds.open,
