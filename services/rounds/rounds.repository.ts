@@ -71,30 +71,8 @@ export class RoundsRepository {
     // Members given at creation (fixtures) joined no round through the API: nothing to announce.
     const joined: MemberEntry = { status: "joined", joined_at: now, attributes: [], announced: true };
     const members = Object.fromEntries(input.member_ids.map((id) => [id, joined]));
-    const id = input.id ?? randomUUID();
-    // Six characters of 32 give about a billion codes: by 10,000 rounds a drawn code is taken about once
-    // in 20 runs, so a taken code is drawn again. A taken id is the caller's duplicate, reported as is.
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await this.insert(id, this.drawUniqId(), input, currency, now, members);
-      } catch (err) {
-        const retry = err instanceof DuplicateKeyError && attempt < 5 && !(await this.findById(id));
-        if (!retry) throw err;
-      }
-    }
-  }
-
-  private insert(
-    id: string,
-    uniqId: string,
-    input: CreateRoundParams,
-    currency: string,
-    now: Date,
-    members: Record<string, MemberEntry>,
-  ): Promise<RoundDoc> {
-    return this.rounds.insertOne({
-      _id: id,
-      uniq_id: uniqId,
+    const doc: Omit<RoundDoc, "uniq_id"> = {
+      _id: input.id ?? randomUUID(),
       owner_id: input.owner_id,
       item_id: input.item_id,
       entry_fee: Number(input.entry_fee).toFixed(2),
@@ -120,7 +98,17 @@ export class RoundsRepository {
       certificate: { id: randomUUID(), ...input.certificate },
       locations: input.locations,
       created_at: now,
-    });
+    };
+    // Six characters of 32 give about a billion codes: by 10,000 rounds a drawn code is taken about once
+    // in 20 runs, so a taken code is drawn again. A taken id is the caller's duplicate, reported as is.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.rounds.insertOne({ ...doc, uniq_id: this.drawUniqId() });
+      } catch (err) {
+        const retry = err instanceof DuplicateKeyError && attempt < 5 && !(await this.findById(doc._id));
+        if (!retry) throw err;
+      }
+    }
   }
 
   /**
