@@ -54,7 +54,7 @@ const AuthServiceSchema: ServiceSchema<Record<string, never>, AuthService> = {
         });
         const status = await call(ctx, "users.status", { id: claims.sub });
         if (!status.exists || status.removed) throw new UserRemovedError();
-        return { id: claims.sub, token_id: claims.jti };
+        return { id: claims.sub, token_id: claims.jti, exp: claims.exp };
       },
     },
 

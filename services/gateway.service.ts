@@ -17,7 +17,7 @@ import { NotAuthenticatedError, TokenInvalidError } from "../shared/errors";
 import { serviceConfig } from "../shared/runtime";
 import { checkReadiness } from "../shared/runtime/readiness";
 import { toHttpError } from "./gateway/http-errors";
-import { expiryOf, TokenCache } from "./gateway/token-cache";
+import { TokenCache } from "./gateway/token-cache";
 import { ResponseCache } from "./gateway/response-cache";
 import { sendInChunks } from "./gateway/chunked-upload";
 import { readEventMultipart } from "./gateway/multipart";
@@ -81,6 +81,16 @@ const gatewayGroup = `gateway-${randomUUID()}`;
 interface MicrocacheSlot {
   tag: string;
   key: string;
+}
+
+/** Writes an answer already encoded as JSON, headers and body in one go. */
+function writeJson(res: Res, status: number, json: string, headers: Record<string, string> = {}): void {
+  res.writeHead(status, {
+    "Content-Type": "application/json; charset=utf-8",
+    "Content-Length": Buffer.byteLength(json),
+    ...headers,
+  });
+  res.end(json);
 }
 
 /** Every service some route (or authentication) needs. */
@@ -188,11 +198,11 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
         const now = Date.now();
         const known = ignoreExpiration ? null : this.tokens.get(token, now);
         if (known) return known;
-        const caller = await call(ctx, "auth.verifyAccessToken", {
+        const { exp, ...caller } = await call(ctx, "auth.verifyAccessToken", {
           token,
           ignore_expiration: ignoreExpiration,
         });
-        if (!ignoreExpiration) this.tokens.set(token, caller, expiryOf(token), now);
+        if (!ignoreExpiration) this.tokens.set(token, caller, exp, now);
         return caller;
       }
       const key = req.headers["x-api-key"];
@@ -289,13 +299,7 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
     },
 
     sendJson(res: Res, status: number, body: unknown, headers: Record<string, string> = {}) {
-      const payload = JSON.stringify(body);
-      res.writeHead(status, {
-        "Content-Type": "application/json; charset=utf-8",
-        "Content-Length": Buffer.byteLength(payload),
-        ...headers,
-      });
-      res.end(payload);
+      writeJson(res, status, JSON.stringify(body), headers);
     },
 
     /**
@@ -330,11 +334,7 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
       if (slot) {
         const json = this.responses.get(slot.tag, slot.key, Date.now());
         if (json !== null) {
-          res.writeHead(200, {
-            "Content-Type": "application/json; charset=utf-8",
-            "Content-Length": Buffer.byteLength(json),
-          });
-          res.end(json);
+          writeJson(res, 200, json);
           return true;
         }
         req.$microcache = slot;

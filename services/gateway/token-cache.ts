@@ -37,7 +37,8 @@ export class TokenCache {
   set(token: string, caller: Caller, expSeconds: number, now: number): void {
     if (!this.enabled) return;
     const expiresAt = Math.min(now + this.ttlMs, expSeconds * 1000);
-    if (expiresAt <= now) return;
+    if (!(expiresAt > now)) return; // expired, or no usable expiry: never kept
+
     if (this.entries.size >= this.maxEntries) {
       const oldest = this.entries.keys().next().value;
       if (oldest !== undefined) this.entries.delete(oldest);
@@ -51,17 +52,5 @@ export class TokenCache {
 
   get size(): number {
     return this.entries.size;
-  }
-}
-
-/** The `exp` claim of a JWT that has already been verified (read only to bound the cache entry). */
-export function expiryOf(token: string): number {
-  try {
-    const payload = JSON.parse(Buffer.from(token.split(".")[1] ?? "", "base64url").toString("utf8")) as {
-      exp?: unknown;
-    };
-    return typeof payload.exp === "number" ? payload.exp : 0;
-  } catch {
-    return 0;
   }
 }

@@ -9,7 +9,8 @@ export const VerifyTokenParams = Type.Object({
   ignore_expiration: Type.Optional(Type.Boolean()),
 });
 export type VerifyTokenParams = Static<typeof VerifyTokenParams>;
-export type VerifyTokenResult = Caller;
+/** The caller, and when the token expires (epoch seconds): the gateway remembers it no longer. */
+export type VerifyTokenResult = Caller & { exp: number };
 
 export const IssueTokensParams = Type.Object({
   user_id: Id,

@@ -1,4 +1,4 @@
-import { expiryOf, TokenCache } from "../../services/gateway/token-cache";
+import { TokenCache } from "../../services/gateway/token-cache";
 
 const alice = { id: "alice", token_id: "t1" };
 const bob = { id: "bob", token_id: "t2" };
@@ -49,13 +49,5 @@ describe("TokenCache", () => {
     const cache = new TokenCache(0, 100);
     cache.set("tok", alice, inSeconds(900), now);
     expect(cache.get("tok", now)).toBeNull();
-  });
-});
-
-describe("expiryOf", () => {
-  it("when the token is a JWT, then its exp claim is read; when it is not, then 0", () => {
-    const payload = Buffer.from(JSON.stringify({ sub: "u", exp: 1234 })).toString("base64url");
-    expect(expiryOf(`h.${payload}.s`)).toBe(1234);
-    expect(expiryOf("garbage")).toBe(0);
   });
 });
