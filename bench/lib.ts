@@ -1,43 +1,22 @@
 /** Shared pieces of the benchmark: processes, ports, memory readings, reports. */
-import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 
-export const root = path.resolve(__dirname, "..");
-
 // Ports and private brokers come from the test harness, so the bench and the tests start them alike.
+// Building, a clean environment and memory readings too.
+import { bin, childEnv, root } from "../test/support/processes";
 export { freePort } from "../test/support/brokers";
-
-/** Resident and peak resident memory of a process, in bytes (Linux /proc). */
-export function memoryOf(pid: number): { rss: number; peak: number } {
-  const status = fs.readFileSync(`/proc/${pid}/status`, "utf8");
-  const kb = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? 0) * 1024;
-  return { rss: kb("VmRSS"), peak: kb("VmHWM") };
-}
-
-export function build(): void {
-  const res = spawnSync(
-    process.execPath,
-    [require.resolve("typescript/bin/tsc"), "-p", "tsconfig.build.json"],
-    {
-      cwd: root,
-      stdio: "inherit",
-    },
-  );
-  if (res.status !== 0) throw new Error("build failed");
-}
+export { bin, buildDist as build, memoryOf, root } from "../test/support/processes";
 
 export function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
-  const env = { ...process.env };
-  for (const k of ["TRANSPORTER", "CACHER", "MONGO_URI", "SERVICES", "PORT", "DATA_DIR", "NODE_ENV"])
-    delete env[k];
-  return { ...env, LOG_LEVEL: "warn", NODE_ENV: "development", ...extra };
+  return childEnv({ LOG_LEVEL: "warn", NODE_ENV: "development", ...extra });
 }
 
 /** `nodeArgs` go to node itself (e.g. --cpu-prof), before the script. */
 export function startNode(env: Record<string, string>, nodeArgs: string[] = []): ChildProcess {
-  const child = spawn(process.execPath, [...nodeArgs, path.join(root, "dist/bin/start.js")], {
+  const child = spawn(process.execPath, [...nodeArgs, bin("start")], {
     cwd: root,
     env: cleanEnv(env),
     stdio: ["ignore", "pipe", "inherit"],

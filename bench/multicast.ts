@@ -8,7 +8,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { spawnSync, type ChildProcess } from "node:child_process";
 import { startFakeFcm } from "../test/support/fake-fcm";
-import { cleanEnv, freePort, memoryOf, root, startNode, tmpDir, waitFor } from "./lib";
+import { bin, cleanEnv, freePort, memoryOf, root, startNode, tmpDir, waitFor } from "./lib";
 
 const MB = 1024 * 1024;
 const HEAP_CAP_MB = 192;
@@ -37,7 +37,7 @@ export async function runMulticastBench(quick: boolean): Promise<Record<string, 
     NODE_OPTIONS: `--max-old-space-size=${HEAP_CAP_MB}`,
   };
   const ctl = (...args: string[]) =>
-    spawnSync(process.execPath, [path.join(root, "dist/bin/ctl.js"), ...args], {
+    spawnSync(process.execPath, [bin("ctl"), ...args], {
       cwd: root,
       env: cleanEnv(env),
       encoding: "utf8",

@@ -9,7 +9,7 @@ import http from "node:http";
 import path from "node:path";
 import type { ChildProcess } from "node:child_process";
 import { binary, startNatsServer } from "../test/support/brokers";
-import { cleanEnv, freePort, memoryOf, root, startNode, tmpDir, waitFor } from "./lib";
+import { bin, cleanEnv, freePort, memoryOf, root, startNode, tmpDir, waitFor } from "./lib";
 import { spawnSync } from "node:child_process";
 
 const MB = 1024 * 1024;
@@ -151,7 +151,7 @@ export async function runUploadBench(quick: boolean): Promise<Record<string, str
   });
   try {
     await waitFor(health(port), 30_000, "gateway");
-    const seeded = spawnSync(process.execPath, [path.join(root, "dist/bin/ctl.js"), "seed"], {
+    const seeded = spawnSync(process.execPath, [bin("ctl"), "seed"], {
       cwd: root,
       env: cleanEnv({ ...common, DATA_DIR: tmpDir("bench-ctl-") }),
       encoding: "utf8",

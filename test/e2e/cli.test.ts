@@ -7,26 +7,13 @@ import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { bin, buildDist, childEnv, root } from "../support/processes";
 
-const root = path.resolve(__dirname, "../..");
-/** The compiled entry points, as `npm start` and the Docker image run them (built once for this file). */
-const bin = (name: string) => path.join(root, "dist", "bin", `${name}.js`);
-beforeAll(() => {
-  const build = spawnSync(
-    process.execPath,
-    [require.resolve("typescript/bin/tsc"), "-p", "tsconfig.build.json"],
-    {
-      cwd: root,
-      encoding: "utf8",
-    },
-  );
-  if (build.status !== 0) throw new Error(`build failed: ${build.stdout}${build.stderr}`);
-}, 120_000);
+// The compiled entry points, as `npm start` and the Docker image run them (built once for this file).
+beforeAll(() => buildDist(), 120_000);
 
 function env(dataDir: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  const base = { ...process.env };
-  for (const k of ["TRANSPORTER", "CACHER", "MONGO_URI", "SERVICES", "PORT"]) delete base[k];
-  return { ...base, DATA_DIR: dataDir, NODE_ENV: "development", LOG_LEVEL: "warn", ...extra };
+  return childEnv({ DATA_DIR: dataDir, NODE_ENV: "development", LOG_LEVEL: "warn", ...extra });
 }
 
 function ctl(dataDir: string, ...args: string[]) {

@@ -8,10 +8,9 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { freePort } from "../support/brokers";
+import { bin, buildDist, childEnv, root } from "../support/processes";
 import { startFakeFcm, type FakeFcm } from "../support/fake-fcm";
 
-const root = path.resolve(__dirname, "../..");
-const bin = (name: string) => path.join(root, "dist", "bin", `${name}.js`);
 const TOKENS = 1500;
 
 let fcm: FakeFcm;
@@ -20,10 +19,7 @@ let port: number;
 let child: ChildProcess | undefined;
 
 function env(): NodeJS.ProcessEnv {
-  const base = { ...process.env };
-  for (const k of ["TRANSPORTER", "CACHER", "MONGO_URI", "SERVICES"]) delete base[k];
-  return {
-    ...base,
+  return childEnv({
     NODE_ENV: "development",
     LOG_LEVEL: "warn",
     DATA_DIR: dataDir,
@@ -32,7 +28,7 @@ function env(): NodeJS.ProcessEnv {
     FCM_INSECURE_TLS: "true",
     FCM_PROJECT_ID: "fake",
     PUSH_BATCH_CONCURRENCY: "1",
-  };
+  });
 }
 
 const ctl = (...args: string[]) =>
@@ -53,12 +49,7 @@ async function startServer(): Promise<void> {
 }
 
 beforeAll(async () => {
-  const build = spawnSync(
-    process.execPath,
-    [require.resolve("typescript/bin/tsc"), "-p", "tsconfig.build.json"],
-    { cwd: root },
-  );
-  if (build.status !== 0) throw new Error("build failed");
+  buildDist();
   fcm = await startFakeFcm();
   dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "notifier-restart-"));
   port = await freePort();

@@ -10,6 +10,7 @@ import { call } from "../../shared/contracts";
 import { seed, type DemoManifest } from "../../shared/ops/seed";
 import { requireBinary } from "../support/brokers";
 import { startCluster, type Cluster } from "../support/cluster";
+import { memoryOf } from "../support/processes";
 import { startFakeFcm, type FakeFcm } from "../support/fake-fcm";
 import { eventFields, eventForm, pngBytes } from "../support/upload";
 
@@ -18,9 +19,8 @@ const maybe = run ? describe : describe.skip;
 const MB = 1024 * 1024;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** Peak resident memory of a process since it started (Linux /proc), in bytes. */
-const peakRss = (pid: number) =>
-  Number(/VmHWM:\s+(\d+)/.exec(fs.readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0) * 1024;
+/** Peak resident memory of a process since it started, in bytes. */
+const peakRss = (pid: number) => memoryOf(pid).peak;
 
 async function waitForJob(baseUrl: string, key: string, id: string, timeoutMs: number): Promise<any> {
   const deadline = Date.now() + timeoutMs;

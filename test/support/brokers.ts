@@ -7,6 +7,7 @@ import fs from "node:fs";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
+import { stopProcess } from "./processes";
 
 export const freePort = () =>
   new Promise<number>((resolve, reject) => {
@@ -64,24 +65,18 @@ async function serverProcess(
   const port = await freePort();
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), `it-${name}-`));
   const launch = () => spawn(binary(name) as string, args(port, dir), { stdio: "ignore" });
-  const exit = async (child: ChildProcess, signal: NodeJS.Signals) => {
-    if (child.exitCode !== null || child.signalCode !== null) return;
-    const exited = new Promise((r) => child.once("exit", r));
-    child.kill(signal);
-    await exited;
-  };
   const running: RunningBroker = {
     url: `${scheme}://127.0.0.1:${port}`,
     port,
     process: launch(),
     async restart(downMs = 500) {
-      await exit(running.process, "SIGKILL");
+      await stopProcess(running.process, "SIGKILL");
       await new Promise((r) => setTimeout(r, downMs));
       running.process = launch();
       await waitForPort(port, 10_000);
     },
     async stop() {
-      await exit(running.process, "SIGTERM");
+      await stopProcess(running.process, "SIGTERM");
       fs.rmSync(dir, { recursive: true, force: true });
     },
   };

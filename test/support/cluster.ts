@@ -4,7 +4,7 @@
  * with its own data folder, configured only by environment as operators run them. The test process joins
  * as one more node without services, so tests can call actions and host probes over NATS.
  */
-import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -12,21 +12,9 @@ import type { ServiceBroker, ServiceSchema } from "moleculer";
 import { loadConfig, type Config } from "../../shared/config";
 import { createBroker } from "../../shared/runtime/broker";
 import { freePort, startNatsServer, startRedisServer, type RunningBroker } from "./brokers";
+import { bin, buildDist, childEnv, root, stopProcess } from "./processes";
 
-const root = path.resolve(__dirname, "../..");
 export const ALL_SERVICES = ["auth", "users", "rounds", "stores", "settings", "notifier"];
-
-/** Environment a test run may carry that must not leak into the cluster's processes. */
-const INHERITED_OUT = [
-  "TRANSPORTER",
-  "CACHER",
-  "MONGO_URI",
-  "SERVICES",
-  "PORT",
-  "DATA_DIR",
-  "NODE_ID",
-  "NAMESPACE",
-];
 
 export interface ServiceProcess {
   /** The service it runs (SERVICES). */
@@ -65,25 +53,21 @@ export interface ClusterOptions {
 
 let built = false;
 
-/** The processes run the compiled code: compile once per test file run (incremental, a few seconds). */
-export function ensureBuilt(): void {
+/** The processes run the compiled code: compile once per test file run. */
+function ensureBuilt(): void {
   if (built) return;
-  const res = spawnSync(
-    process.execPath,
-    [require.resolve("typescript/bin/tsc"), "-p", "tsconfig.build.json"],
-    {
-      cwd: root,
-      encoding: "utf8",
-    },
-  );
-  if (res.status !== 0) throw new Error(`build failed:\n${res.stdout}${res.stderr}`);
+  buildDist();
   built = true;
 }
 
 function baseEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
-  const env = { ...process.env };
-  for (const k of INHERITED_OUT) delete env[k];
-  return { ...env, NODE_ENV: "test", HOST: "127.0.0.1", LOG_LEVEL: "warn", SEED_ON_EMPTY: "false", ...extra };
+  return childEnv({
+    NODE_ENV: "test",
+    HOST: "127.0.0.1",
+    LOG_LEVEL: "warn",
+    SEED_ON_EMPTY: "false",
+    ...extra,
+  });
 }
 
 function serviceProcess(name: string, env: NodeJS.ProcessEnv, replica = 1): ServiceProcess {
@@ -98,7 +82,7 @@ function serviceProcess(name: string, env: NodeJS.ProcessEnv, replica = 1): Serv
     child: null,
     start() {
       const out = fs.openSync(logFile, "a");
-      proc.child = spawn(process.execPath, [path.join(root, "dist/bin/start.js")], {
+      proc.child = spawn(process.execPath, [bin("start")], {
         cwd: root,
         env: { ...env, SERVICES: name, NODE_ID: nodeID, DATA_DIR: dataDir },
         stdio: ["ignore", out, out],
@@ -106,20 +90,13 @@ function serviceProcess(name: string, env: NodeJS.ProcessEnv, replica = 1): Serv
       fs.closeSync(out);
     },
     async kill() {
-      await signal(proc.child, "SIGKILL");
+      await stopProcess(proc.child, "SIGKILL");
     },
     async stop() {
-      await signal(proc.child, "SIGTERM");
+      await stopProcess(proc.child, "SIGTERM");
     },
   };
   return proc;
-}
-
-async function signal(child: ChildProcess | null, sig: NodeJS.Signals): Promise<void> {
-  if (!child || child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise((r) => child.once("exit", r));
-  child.kill(sig);
-  await exited;
 }
 
 async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs: number, logs: string[]) {

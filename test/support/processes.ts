@@ -1,0 +1,59 @@
+/**
+ * The project's own processes as tests and the bench run them: the compiled entry points under dist/,
+ * a clean environment for them, and how to stop or measure one.
+ */
+import { spawnSync, type ChildProcess } from "node:child_process";
+import fs from "node:fs";
+import path from "node:path";
+
+export const root = path.resolve(__dirname, "../..");
+
+/** A compiled entry point: `start` (what `npm start` runs) or `ctl`. */
+export const bin = (name: "start" | "ctl"): string => path.join(root, "dist", "bin", `${name}.js`);
+
+/** Compiles to dist/ (incremental: a few seconds when little changed); fails with the compiler's output. */
+export function buildDist(): void {
+  const res = spawnSync(
+    process.execPath,
+    [require.resolve("typescript/bin/tsc"), "-p", "tsconfig.build.json"],
+    {
+      cwd: root,
+      encoding: "utf8",
+    },
+  );
+  if (res.status !== 0) throw new Error(`build failed:\n${res.stdout}${res.stderr}`);
+}
+
+/** Variables that pick a process's topology, place and identity: a child never inherits them. */
+const PROCESS_VARIABLES = [
+  "TRANSPORTER",
+  "CACHER",
+  "MONGO_URI",
+  "SERVICES",
+  "PORT",
+  "DATA_DIR",
+  "NODE_ID",
+  "NAMESPACE",
+];
+
+/** This process's environment without PROCESS_VARIABLES, plus what the child is given. */
+export function childEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
+  const env = { ...process.env };
+  for (const k of PROCESS_VARIABLES) delete env[k];
+  return { ...env, ...extra };
+}
+
+/** Sends `signal` unless the process has already exited, and waits for the exit. */
+export async function stopProcess(child: ChildProcess | null, signal: NodeJS.Signals): Promise<void> {
+  if (!child || child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((r) => child.once("exit", r));
+  child.kill(signal);
+  await exited;
+}
+
+/** Resident and peak resident memory of a process, in bytes (Linux /proc). */
+export function memoryOf(pid: number): { rss: number; peak: number } {
+  const status = fs.readFileSync(`/proc/${pid}/status`, "utf8");
+  const kb = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? 0) * 1024;
+  return { rss: kb("VmRSS"), peak: kb("VmHWM") };
+}
