@@ -13,6 +13,7 @@ import { eventRoundId, type QuestionInfo } from "../../shared/contracts/rounds";
 import type { StoreEventCreatedEvent } from "../../shared/contracts/stores";
 import { DuplicateKeyError } from "../../shared/storage";
 import { describeEachEngine, uid } from "./engines";
+import { jazzClubPlace } from "../unit/fixtures";
 
 const QUESTION: QuestionInfo = { id: 2, theme: "Football", emoji: "⚽", category: "Sport" };
 
@@ -217,14 +218,7 @@ describeEachEngine("RoundsRepository event rounds", (store) => {
     question_id: QUESTION.id,
     is_active: true,
     store_name: "Jazz Club",
-    location: {
-      address: "Tverskaya 1",
-      city: "Moscow",
-      country: "Russia",
-      postal_code: "125009",
-      latitude: 55.7558,
-      longitude: 37.6173,
-    },
+    location: jazzClubPlace,
   });
 
   it("when an event's round is created, then it is stored under the event's round id as an event round", async () => {

@@ -4,6 +4,7 @@ import { lookupCountry } from "../../services/stores/countries";
 import { CreateRoundParams, eventRoundId, type QuestionInfo } from "../../shared/contracts/rounds";
 import type { StoreEventCreatedEvent } from "../../shared/contracts/stores";
 import { check } from "../../shared/validation";
+import { jazzClubPlace } from "./fixtures";
 
 const QUESTION: QuestionInfo = { id: 3, theme: "World capitals", emoji: "🌍", category: "Geography" };
 
@@ -21,14 +22,7 @@ const created = (overrides: Partial<StoreEventCreatedEvent> = {}): StoreEventCre
   question_id: QUESTION.id,
   is_active: true,
   store_name: "Jazz Club",
-  location: {
-    address: "Tverskaya 1",
-    city: "Moscow",
-    country: "Russia",
-    postal_code: "125009",
-    latitude: 55.7558,
-    longitude: 37.6173,
-  },
+  location: jazzClubPlace,
   ...overrides,
 });
 

@@ -14,6 +14,16 @@ export const NOW = new Date("2030-01-01T12:00:00.000Z");
 export const IN_AN_HOUR = new Date(NOW.getTime() + 3600_000);
 export const AN_HOUR_AGO = new Date(NOW.getTime() - 3600_000);
 
+/** The place of the test store event (store.event.created's location, as the form gave it). */
+export const jazzClubPlace = {
+  address: "Tverskaya 1",
+  city: "Moscow",
+  country: "Russia",
+  postal_code: "125009",
+  latitude: 55.7558,
+  longitude: 37.6173,
+};
+
 export const colorGroup: GroupedAttributeValue = {
   id: 10,
   key_name: "color",

@@ -17,6 +17,7 @@ import {
 } from "../../shared/errors";
 import { NedbStore } from "../../shared/storage";
 import { check } from "../../shared/validation";
+import { jazzClubPlace } from "./fixtures";
 
 const NOW = new Date("2030-01-01T12:00:00.000Z");
 const MANAGER = "manager-1";
@@ -268,14 +269,7 @@ describe("createStoreEvent, success", () => {
       question_id: QUESTION.id,
       is_active: true,
       store_name: "Jazz Club",
-      location: {
-        address: "Tverskaya 1",
-        city: "Moscow",
-        country: "Russia",
-        postal_code: "125009",
-        latitude: 55.7558,
-        longitude: 37.6173,
-      },
+      location: jazzClubPlace,
     });
   });
 
