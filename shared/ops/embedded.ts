@@ -2,9 +2,10 @@
 import fs from "node:fs";
 import path from "node:path";
 import type { Config } from "../config";
+import { dbDir } from "../storage";
 import type { DemoManifest } from "./seed";
 
-export const dbDir = (config: Config): string => path.join(config.dataDir, "db");
+export { dbDir };
 export const manifestPath = (config: Config): string => path.join(config.dataDir, "demo-manifest.json");
 
 /** True when the embedded store has never been written (no collection file yet). */

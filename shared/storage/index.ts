@@ -13,9 +13,12 @@ export * from "./port";
 export { MongoStore } from "./mongo";
 export { NedbStore } from "./nedb";
 
+/** Where the embedded engine keeps its files under DATA_DIR. */
+export const dbDir = (config: Pick<Config, "dataDir">): string => path.join(config.dataDir, "db");
+
 export async function openStore(config: Config): Promise<Store> {
   if (config.mongoUri) return MongoStore.connect(config.mongoUri);
-  return new NedbStore(config.storeInMemory ? null : path.join(config.dataDir, "db"));
+  return new NedbStore(config.storeInMemory ? null : dbDir(config));
 }
 
 const stores = new WeakMap<object, Promise<Store>>();
