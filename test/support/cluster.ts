@@ -39,6 +39,8 @@ export interface Cluster {
   client: ServiceBroker;
   clientConfig: Config;
   processes: Map<string, ServiceProcess>;
+  /** Resolves when every service process answers its `ready` action; rejects otherwise. */
+  ready(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -152,6 +154,11 @@ async function startProcesses(
   for (const schema of opts.extra ?? []) client.createService(schema);
   const baseUrl = `http://127.0.0.1:${port}`;
   const logs = [...processes.values()].map((p) => p.logFile);
+  /** Each service process answers its `ready` action (asked by node, so every replica is asked). */
+  const ready = async () => {
+    const services = [...processes.values()].filter((p) => p.name !== "gateway");
+    await Promise.all(services.map((p) => client.call(`${p.name}.ready`, {}, { nodeID: p.nodeID })));
+  };
   const stopAll = async () => {
     await client.stop().catch(() => undefined);
     await Promise.all([...processes.values()].map((p) => p.stop()));
@@ -166,9 +173,7 @@ async function startProcesses(
     await waitFor(
       "every service ready",
       async () => {
-        for (const p of processes.values()) {
-          if (p.name !== "gateway") await client.call(`${p.name}.ready`, {}, { nodeID: p.nodeID });
-        }
+        await ready();
         return true;
       },
       30_000,
@@ -193,6 +198,7 @@ async function startProcesses(
     client,
     clientConfig,
     processes,
+    ready,
     stop: stopAll,
   };
 }

@@ -17,7 +17,7 @@ import { checkContract } from "./contract";
 import { call } from "../../shared/contracts";
 import { seed, type DemoManifest, type ManifestUser } from "../../shared/ops/seed";
 import { createBroker } from "../../shared/runtime/broker";
-import { storeOf } from "../../shared/storage";
+import { dbDir, storeOf } from "../../shared/storage";
 import { startCluster, type Cluster } from "./cluster";
 import { nedbFolderReader, type StoreReader } from "./store-reader";
 
@@ -114,17 +114,13 @@ async function startClusterSystem(opts: StartOptions): Promise<System> {
     baseUrl: cluster.baseUrl,
     manifest,
     cluster,
-    inspect: async (service) => nedbFolderReader(path.join(dataDirOf(service), "db")),
+    inspect: async (service) => nedbFolderReader(dbDir({ dataDir: dataDirOf(service) })),
     dataDirOf,
     // Handlers run on arrival; a round trip to every node after the publish, twice with a pause, outlasts them.
     settle: async () => {
       for (let i = 0; i < 2; i++) {
         await new Promise((r) => setTimeout(r, 150));
-        await Promise.all(
-          [...cluster.processes.values()]
-            .filter((p) => p.name !== "gateway")
-            .map((p) => cluster.client.call(`${p.name}.ready`, {}, { nodeID: p.nodeID })),
-        );
+        await cluster.ready();
       }
     },
     stop: () => cluster.stop(),
