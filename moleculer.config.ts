@@ -6,6 +6,7 @@
 import type { BrokerOptions, Middleware } from "moleculer";
 import { Middleware as ChannelsMiddleware } from "@moleculer/channels";
 import type { Config } from "./shared/config";
+import { LIVE_PROBE_METADATA, LivenessMiddleware } from "./shared/runtime/liveness";
 import { RequestLogMiddleware } from "./shared/runtime/request-log";
 import { AjvValidator } from "./shared/validation";
 
@@ -40,7 +41,13 @@ function channelsMiddleware(config: Config): Middleware[] {
 
 export function brokerOptions(config: Config): BrokerOptions {
   return {
-    middlewares: [RequestLogMiddleware(), ...channelsMiddleware(config)],
+    middlewares: [
+      RequestLogMiddleware(),
+      ...channelsMiddleware(config),
+      // Over NATS: calls to a process that died or restarted are retried at once (shared/runtime/liveness).
+      ...(config.transporter.startsWith("nats://") ? [LivenessMiddleware()] : []),
+    ],
+    metadata: { ...LIVE_PROBE_METADATA },
     namespace: config.namespace,
     nodeID: config.nodeId || undefined,
     transporter: config.transporter || undefined,

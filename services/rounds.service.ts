@@ -13,17 +13,22 @@ import { cleanCache, noRetry, serviceConfig, serviceStore } from "../shared/runt
 import { buildSnapshot, profileIdsOf, type RoundSnapshot } from "./rounds/round-snapshot";
 import { getRound, joinRound, type RoundsDeps } from "./rounds/rounds.domain";
 import { renderedUntil } from "./rounds/round-view";
-import { RoundsRepository, type RoundDoc } from "./rounds/rounds.repository";
+import { joinedEvent, pendingJoin, RoundsRepository, type RoundDoc } from "./rounds/rounds.repository";
 import { eventRoundParams } from "./rounds/event-round";
 import { QuestionsRepository } from "./rounds/questions";
 import { StoreEventCreatedEvent } from "../shared/contracts/stores";
 import { DuplicateKeyError } from "../shared/storage";
+import { OutboxRelay } from "../shared/outbox";
+import { channelPublisher, Channels, factChannel, factHandler } from "../shared/runtime/channels";
+import { startRelay } from "../shared/runtime/relay";
 
 interface RoundsService extends Service {
   config: Config;
   repo: RoundsRepository;
   questions: QuestionsRepository;
+  relay: OutboxRelay;
   deps(ctx: Context): RoundsDeps;
+  joined(ctx: Context, doc: RoundDoc, userId: string): Promise<void>;
   snapshotOf(ctx: Context, doc: RoundDoc): Promise<RoundSnapshot>;
 }
 
@@ -89,23 +94,26 @@ const RoundsServiceSchema: ServiceSchema<Record<string, never>, RoundsService> =
     },
   },
 
-  events: {
+  channels: {
     /** Opens the event's round; a redelivered event meets the round's derived id and opens nothing. */
-    [Events.storeEventCreated]: {
-      params: StoreEventCreatedEvent,
-      async handler(this: RoundsService, ctx: Context<StoreEventCreatedEvent>) {
-        const e = ctx.params;
-        const question = (await this.questions.byId(e.question_id)) ?? (await this.questions.pick());
-        try {
-          await this.repo.create(
-            eventRoundParams(e, question, this.config.defaultCurrency),
-            e.currency,
-            new Date(),
-          );
-        } catch (err) {
-          if (!(err instanceof DuplicateKeyError)) throw err;
-        }
-      },
+    [Channels.storeEventCreated]: {
+      group: "rounds",
+      ...factChannel,
+      handler: factHandler<StoreEventCreatedEvent, RoundsService>(
+        StoreEventCreatedEvent,
+        async function (this: RoundsService, e) {
+          const question = (await this.questions.byId(e.question_id)) ?? (await this.questions.pick());
+          try {
+            await this.repo.create(
+              eventRoundParams(e, question, this.config.defaultCurrency),
+              e.currency,
+              new Date(),
+            );
+          } catch (err) {
+            if (!(err instanceof DuplicateKeyError)) throw err;
+          }
+        },
+      ),
     },
   },
 
@@ -116,10 +124,23 @@ const RoundsServiceSchema: ServiceSchema<Record<string, never>, RoundsService> =
         snapshotOf: (doc) => this.snapshotOf(ctx, doc),
         invalidate: (id) => cleanCache(this, `rounds.snapshot:${id}:*`),
         areFriends: (a, b) => call(ctx, "users.areFriends", { a, b }),
-        emitJoined: (event) => ctx.emit(Events.roundMemberJoined, event),
+        joined: (doc, userId) => this.joined(ctx, doc, userId),
         warn: (message, err) => this.logger.warn(message, err),
         now: () => new Date(),
       };
+    },
+
+    /**
+     * Every gateway drops its kept answers for the round (a plain event: a cache notice, not a fact),
+     * then the join's announcement goes to its channel (the relay keeps what does not get through).
+     */
+    async joined(this: RoundsService, ctx: Context, doc: RoundDoc, userId: string): Promise<void> {
+      const member = doc.members[userId];
+      await ctx
+        .emit(Events.roundMemberJoined, joinedEvent(doc, userId, member))
+        .catch((err: unknown) => this.logger.warn("Could not tell the gateways about a join", err));
+      const pending = pendingJoin(doc, userId);
+      if (pending) await this.relay.deliver(pending);
     },
 
     /** Profiles and item around a round document, cached per (round, revision). */
@@ -148,6 +169,14 @@ const RoundsServiceSchema: ServiceSchema<Record<string, never>, RoundsService> =
     this.questions = new QuestionsRepository(store);
     await this.repo.init();
     await this.questions.ensureCatalog();
+    this.relay = new OutboxRelay(this.repo.outbox, channelPublisher(this.broker), (m, e) =>
+      this.logger.warn(m, e),
+    );
+    startRelay(this.broker, this.relay);
+  },
+
+  async stopped(this: RoundsService) {
+    await this.relay?.stop();
   },
 };
 

@@ -8,7 +8,7 @@ import type { Context, Service, ServiceSchema } from "moleculer";
 import { ReadinessMixin } from "../shared/runtime/readiness";
 import path from "node:path";
 import type { Readable } from "node:stream";
-import { call, Events, type ParamsOf, type ResultOf } from "../shared/contracts";
+import { call, type ParamsOf, type ResultOf } from "../shared/contracts";
 import type { AuthMeta } from "../shared/contracts/common";
 import {
   CreateEventParams,
@@ -22,6 +22,9 @@ import {
 import type { Config } from "../shared/config";
 import { BadRequestError, NotAuthenticatedError, NotFoundError } from "../shared/errors";
 import { noRetry, serviceConfig, serviceStore } from "../shared/runtime";
+import { OutboxRelay } from "../shared/outbox";
+import { channelPublisher } from "../shared/runtime/channels";
+import { startRelay } from "../shared/runtime/relay";
 import { LocalBlobStore } from "./stores/blob-store";
 import { createStoreEvent, managedStore } from "./stores/store-events";
 import { StoresRepository, toItemInfo, toStoreInfo } from "./stores/stores.repository";
@@ -44,6 +47,7 @@ interface StoresService extends Service {
   config: Config;
   repo: StoresRepository;
   blobs: LocalBlobStore;
+  relay: OutboxRelay;
 }
 
 const StoresServiceSchema: ServiceSchema<Record<string, never>, StoresService> = {
@@ -165,7 +169,7 @@ const StoresServiceSchema: ServiceSchema<Record<string, never>, StoresService> =
             repo: this.repo,
             blobs: this.blobs,
             pickQuestion: () => call(ctx, "rounds.pickQuestion", {}),
-            emitCreated: (event) => ctx.emit(Events.storeEventCreated, event),
+            announce: (pending) => this.relay.deliver(pending),
             publicUrl: this.config.publicUrl,
             now: () => new Date(),
           },
@@ -208,6 +212,14 @@ const StoresServiceSchema: ServiceSchema<Record<string, never>, StoresService> =
     this.blobs = new LocalBlobStore(this.config.mediaDir || path.join(this.config.dataDir, "media"));
     const swept = this.blobs.sweep();
     if (swept > 0) this.logger.info(`Removed ${swept} abandoned staged upload(s)`);
+    this.relay = new OutboxRelay(this.repo.outbox, channelPublisher(this.broker), (m, e) =>
+      this.logger.warn(m, e),
+    );
+    startRelay(this.broker, this.relay);
+  },
+
+  async stopped(this: StoresService) {
+    await this.relay?.stop();
   },
 };
 

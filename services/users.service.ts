@@ -23,6 +23,7 @@ import type { AuthMeta } from "../shared/contracts/common";
 import { RoundMemberJoinedEvent } from "../shared/contracts/rounds";
 import { ConflictError, NotAuthenticatedError, NotFoundError } from "../shared/errors";
 import { cleanCache, noRetry, serviceStore } from "../shared/runtime";
+import { Channels, factChannel, factHandler } from "../shared/runtime/channels";
 import { toFriends, toPayment } from "./users/lists";
 import { DevicesRepository } from "./users/devices.repository";
 import { PaymentsRepository } from "./users/payments.repository";
@@ -188,23 +189,26 @@ const UsersServiceSchema: ServiceSchema<Record<string, never>, UsersService> = {
     },
   },
 
-  events: {
+  channels: {
     /** A paid seat becomes a pending payment, once per user and round whatever the deliveries. */
-    [Events.roundMemberJoined]: {
-      params: RoundMemberJoinedEvent,
-      async handler(this: UsersService, ctx: Context<RoundMemberJoinedEvent>) {
-        const e = ctx.params;
-        if (!(Number(e.entry_fee) > 0)) return;
-        const created = await this.payments.createPending({
-          user_id: e.user_id,
-          round_id: e.round_id,
-          amount: e.entry_fee,
-          currency: e.currency,
-          description: `Entry fee for round ${e.uniq_id}`,
-          created_at: new Date(e.joined_at),
-        });
-        if (created) await cleanCache(this, `users.payments:${e.user_id}`);
-      },
+    [Channels.roundMemberJoined]: {
+      group: "users",
+      ...factChannel,
+      handler: factHandler<RoundMemberJoinedEvent, UsersService>(
+        RoundMemberJoinedEvent,
+        async function (this: UsersService, e) {
+          if (!(Number(e.entry_fee) > 0)) return;
+          const created = await this.payments.createPending({
+            user_id: e.user_id,
+            round_id: e.round_id,
+            amount: e.entry_fee,
+            currency: e.currency,
+            description: `Entry fee for round ${e.uniq_id}`,
+            created_at: new Date(e.joined_at),
+          });
+          if (created) await cleanCache(this, `users.payments:${e.user_id}`);
+        },
+      ),
     },
   },
 

@@ -6,7 +6,6 @@
  * is expensive to assemble around it (profiles, item, store) is cached per round revision.
  */
 import type { Round } from "../../shared/contracts/round";
-import type { RoundMemberJoinedEvent } from "../../shared/contracts/rounds";
 import { ConflictError, NotFoundError, RequestValidationError } from "../../shared/errors";
 import { checkAttributes } from "./join-rules";
 import { isMember, type RoundSnapshot } from "./round-snapshot";
@@ -14,13 +13,17 @@ import { isEndedAt, renderRound } from "./round-view";
 import type { RoundDoc, RoundsRepository } from "./rounds.repository";
 
 export interface RoundsDeps {
-  repo: Pick<RoundsRepository, "findById" | "addMember" | "markAnnounced">;
+  repo: Pick<RoundsRepository, "findById" | "addMember">;
   /** The snapshot of the round at the document's revision (from the cache when present). */
   snapshotOf(doc: RoundDoc): Promise<RoundSnapshot>;
   /** Drops the round's cached snapshots after a change. */
   invalidate(roundId: string): Promise<void>;
   areFriends(a: string, b: string): Promise<boolean>;
-  emitJoined(event: RoundMemberJoinedEvent): Promise<void>;
+  /**
+   * A new membership is stored (with its announcement in the round's outbox): tell the caches and hand
+   * the announcement to its channel. Never fails the join: what is not published now is by the relay.
+   */
+  joined(doc: RoundDoc, userId: string): Promise<void>;
   /** Reports a failure that must not fail the request (the change is already stored). */
   warn(message: string, err: unknown): void;
   now(): Date;
@@ -66,7 +69,8 @@ function refusal(doc: RoundDoc, now: Date): ConflictError | null {
 /**
  * Joins atomically and idempotently: a member joining again gets the round back unchanged and no event;
  * the seat count can never pass max_members_count because the membership and the count change in one
- * conditional update.
+ * conditional update, which also records the join's announcement (`round.member.joined`) in the round's
+ * outbox, so a crash at any point after it loses no payment.
  */
 export async function joinRound(
   deps: RoundsDeps,
@@ -79,21 +83,25 @@ export async function joinRound(
     const snap = await deps.snapshotOf(doc);
     const checked = checkAttributes(snap.item.attribute_values, attributes);
     if (!checked.ok) throw new RequestValidationError(checked.issues);
-    doc = await addMember(deps, doc, userId, checked.ids);
+    const outcome = await addMember(deps, doc, userId, checked.ids);
+    doc = outcome.doc;
+    if (outcome.added) await deps.joined(doc, userId);
   }
-  await announce(deps, doc, userId);
   const snap = await deps.snapshotOf(doc);
   if (!isMember(snap, userId)) throw new ConflictError("Round is busy, try again");
   return renderRound(snap, userId, deps.now());
 }
 
-/** The conditional update, retried when the round changed between the read and the write. */
+/**
+ * The conditional update, retried when the round changed between the read and the write. `added` is
+ * false when a concurrent request of the same user won (it announces the join, not this one).
+ */
 async function addMember(
   deps: RoundsDeps,
   doc: RoundDoc,
   userId: string,
   attributes: number[],
-): Promise<RoundDoc> {
+): Promise<{ doc: RoundDoc; added: boolean }> {
   let current = doc;
   for (let attempt = 0; attempt < 5; attempt++) {
     const now = deps.now();
@@ -103,36 +111,12 @@ async function addMember(
     if (updated) {
       // Snapshots are keyed by revision, so a failed clean-up only leaves garbage until its TTL.
       await deps.invalidate(current._id).catch((err) => deps.warn("Could not clean the round's cache", err));
-      return updated;
+      return { doc: updated, added: true };
     }
     const reread = await deps.repo.findById(current._id);
     if (!reread) throw roundNotFound();
-    if (reread.members?.[userId]) return reread; // the same user's concurrent request won
+    if (reread.members?.[userId]) return { doc: reread, added: false }; // the same user's request won
     current = reread;
   }
   throw new ConflictError("Round is busy, try again");
-}
-
-/**
- * Emits `round.member.joined` for a membership not yet announced, then records it. A failure here does
- * not fail the join (the seat is stored); the member's next join call emits again. Consumers are
- * idempotent per (round, user), so a rare second delivery is harmless.
- */
-async function announce(deps: RoundsDeps, doc: RoundDoc, userId: string): Promise<void> {
-  const member = doc.members?.[userId];
-  if (!member || member.announced !== false) return;
-  try {
-    await deps.emitJoined({
-      round_id: doc._id,
-      uniq_id: doc.uniq_id,
-      user_id: userId,
-      attributes: member.attributes,
-      entry_fee: doc.entry_fee,
-      currency: doc.currency,
-      joined_at: new Date(member.joined_at).toISOString(),
-    });
-    await deps.repo.markAnnounced(doc._id, userId);
-  } catch (err) {
-    deps.warn("round.member.joined not yet announced; the next join call retries", err);
-  }
 }

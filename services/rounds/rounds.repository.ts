@@ -5,18 +5,25 @@
  */
 import { randomBytes, randomUUID } from "node:crypto";
 import { DuplicateKeyError, type Collection, type Store } from "../../shared/storage";
-import type { CreateRoundParams } from "../../shared/contracts/rounds";
+import {
+  DocumentOutbox,
+  outboxEntry,
+  withOutboxEntry,
+  type OutboxFields,
+  type PendingEntry,
+} from "../../shared/outbox";
+import { Channels } from "../../shared/runtime/channels";
+import type { CreateRoundParams, RoundMemberJoinedEvent } from "../../shared/contracts/rounds";
 import type { RoundLocation } from "../../shared/contracts/round";
 
 export interface MemberEntry {
   status: "joined";
   joined_at: Date;
   attributes: number[];
-  /** False until `round.member.joined` was emitted for it: a repeat join emits what a crash lost. */
-  announced: boolean;
 }
 
-export interface RoundDoc {
+/** A round, with the joins it still has to announce in its outbox (written by the join itself). */
+export interface RoundDoc extends OutboxFields {
   _id: string;
   uniq_id: string;
   owner_id: string;
@@ -49,18 +56,48 @@ function newUniqId(): string {
   return `R-${Array.from(bytes, (b) => alphabet[b % alphabet.length]).join("")}`;
 }
 
+/** `round.member.joined` for a new member, as recorded in the round's outbox by the join. */
+export function joinedEvent(
+  round: Pick<RoundDoc, "_id" | "uniq_id" | "entry_fee" | "currency">,
+  userId: string,
+  member: MemberEntry,
+): RoundMemberJoinedEvent {
+  return {
+    round_id: round._id,
+    uniq_id: round.uniq_id,
+    user_id: userId,
+    attributes: member.attributes,
+    entry_fee: round.entry_fee,
+    currency: round.currency,
+    joined_at: new Date(member.joined_at).toISOString(),
+  };
+}
+
+/** The announcement of `userId`'s join still in the round's outbox, if any. */
+export function pendingJoin(doc: RoundDoc, userId: string): PendingEntry | null {
+  const entry = Object.values(doc.outbox ?? {}).find(
+    (e) =>
+      e.channel === Channels.roundMemberJoined && (e.payload as RoundMemberJoinedEvent).user_id === userId,
+  );
+  return entry ? { docId: doc._id, entry } : null;
+}
+
 export class RoundsRepository {
   private readonly rounds: Collection<RoundDoc>;
+  /** Joins recorded and not yet published (see shared/outbox). */
+  readonly outbox: DocumentOutbox<RoundDoc>;
 
   constructor(
     store: Store,
     private readonly drawUniqId: () => string = newUniqId,
   ) {
     this.rounds = store.collection<RoundDoc>("rounds");
+    this.outbox = new DocumentOutbox(this.rounds);
   }
 
   async init(): Promise<void> {
     await this.rounds.createIndex({ fields: ["uniq_id"], unique: true });
+    await this.outbox.init();
   }
 
   findById(id: string): Promise<RoundDoc | null> {
@@ -69,7 +106,7 @@ export class RoundsRepository {
 
   async create(input: CreateRoundParams, currency: string, now: Date): Promise<RoundDoc> {
     // Members given at creation (fixtures) joined no round through the API: nothing to announce.
-    const joined: MemberEntry = { status: "joined", joined_at: now, attributes: [], announced: true };
+    const joined: MemberEntry = { status: "joined", joined_at: now, attributes: [] };
     const members = Object.fromEntries(input.member_ids.map((id) => [id, joined]));
     const doc: Omit<RoundDoc, "uniq_id"> = {
       _id: input.id ?? randomUUID(),
@@ -112,15 +149,24 @@ export class RoundsRepository {
   }
 
   /**
-   * Adds the member in one atomic conditional update. Resolves to the round after the update, or null
-   * when any condition failed (the caller reads the round again to say which).
+   * Adds the member in one atomic conditional update, which also records `round.member.joined` in the
+   * round's outbox: the seat and its announcement are stored together or not at all. Resolves to the
+   * round after the update, or null when any condition failed (the caller reads the round again to say
+   * which).
    */
   addMember(
-    round: Pick<RoundDoc, "_id" | "max_members_count">,
+    round: Pick<RoundDoc, "_id" | "uniq_id" | "entry_fee" | "currency" | "max_members_count">,
     userId: string,
     attributes: number[],
     now: Date,
   ): Promise<RoundDoc | null> {
+    const member: MemberEntry = { status: "joined", joined_at: now, attributes };
+    const announcement = outboxEntry(
+      Channels.roundMemberJoined,
+      `${round._id}:${userId}`,
+      joinedEvent(round, userId, member),
+      now,
+    );
     return this.rounds.findOneAndUpdate(
       {
         _id: round._id,
@@ -131,25 +177,10 @@ export class RoundsRepository {
         members_count: { $lt: round.max_members_count },
         [`members.${userId}`]: { $exists: false },
       },
-      {
-        $set: {
-          [`members.${userId}`]: {
-            status: "joined",
-            joined_at: now,
-            attributes,
-            announced: false,
-          } satisfies MemberEntry,
-        },
-        $inc: { members_count: 1, rev: 1 },
-      },
-    );
-  }
-
-  /** Records that the member's join event went out (no revision bump: nothing rendered changes). */
-  async markAnnounced(roundId: string, userId: string): Promise<void> {
-    await this.rounds.updateOne(
-      { _id: roundId, [`members.${userId}.announced`]: false },
-      { $set: { [`members.${userId}.announced`]: true } },
+      withOutboxEntry(
+        { $set: { [`members.${userId}`]: member }, $inc: { members_count: 1, rev: 1 } },
+        announcement,
+      ),
     );
   }
 }

@@ -12,6 +12,8 @@ import {
   type ValidationIssue,
 } from "../../shared/errors";
 import { formatMoney, sellerType } from "../../shared/format";
+import { outboxEntry, type PendingEntry } from "../../shared/outbox";
+import { Channels } from "../../shared/runtime/channels";
 import type { BlobStore } from "./blob-store";
 import { parseEventForm, type EventInput } from "./event-form";
 import type { ImageMime } from "./image-type";
@@ -21,7 +23,11 @@ export interface StoreEventsDeps {
   repo: Pick<StoresRepository, "findStore" | "createEventItem" | "deleteItem">;
   blobs: Pick<BlobStore, "commit" | "discard" | "remove">;
   pickQuestion(): Promise<QuestionInfo>;
-  emitCreated(event: StoreEventCreatedEvent): Promise<void>;
+  /**
+   * The event item is stored with `store.event.created` in its outbox: hand it to its channel. Never
+   * fails the request: what is not published now is by the relay.
+   */
+  announce(pending: PendingEntry): Promise<void>;
   /** Absolute base for links ("" keeps them relative). */
   publicUrl: string;
   now(): Date;
@@ -76,13 +82,18 @@ export async function createStoreEvent(deps: StoreEventsDeps, input: CreateEvent
     const { form, mime } = checkForm(input, now);
     const question = await deps.pickQuestion();
     pictureName = await deps.blobs.commit((input.picture as { staged_id: string }).staged_id, mime);
-    item = await deps.repo.createEventItem(
+    const created = await deps.repo.createEventItem(
       { store, form, question, pictureName, createdBy: input.userId },
       now,
+      (doc) => {
+        const event = createdEvent(doc, store, form, toStoreEventView(doc, store, deps.publicUrl));
+        return [outboxEntry(Channels.storeEventCreated, doc._id, event, now)];
+      },
     );
-    const view = toStoreEventView(item, store, deps.publicUrl);
-    await deps.emitCreated(createdEvent(item, store, form, view));
-    return view;
+    item = created;
+    const [entry] = Object.values(created.outbox ?? {});
+    if (entry) await deps.announce({ docId: created._id, entry });
+    return toStoreEventView(created, store, deps.publicUrl);
   } catch (err) {
     // Each undo step on its own: one failing must not skip the others nor hide the original error.
     const undo = async (step: () => Promise<void>) => step().catch(() => undefined);

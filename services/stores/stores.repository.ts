@@ -1,6 +1,7 @@
 /** The stores service's collections: stores (integer ids, as the spec types them), items, id counters. */
 import { randomUUID } from "node:crypto";
 import type { Collection, Store } from "../../shared/storage";
+import { DocumentOutbox, outboxOnInsert, type OutboxEntry, type OutboxFields } from "../../shared/outbox";
 import type { CreateItemParams, CreateStoreParams, ItemInfo, StoreInfo } from "../../shared/contracts/stores";
 import type { QuestionInfo } from "../../shared/contracts/rounds";
 import type { EventInput } from "./event-form";
@@ -15,22 +16,23 @@ export interface StoreDoc {
   created_at: Date;
 }
 
-export type ItemDoc = Omit<ItemInfo, "id" | "store"> & {
-  _id: string;
-  store_id: number;
-  start_time: Date | null;
-  created_at: Date;
-  /** Only on event items: what the event form adds to an item. */
-  event?: {
-    price: number;
-    is_active: boolean;
-    discount_percent: number;
-    end_time: Date;
-    cover_picture: string;
-    question_id: number;
-    created_by: string;
+export type ItemDoc = Omit<ItemInfo, "id" | "store"> &
+  OutboxFields & {
+    _id: string;
+    store_id: number;
+    start_time: Date | null;
+    created_at: Date;
+    /** Only on event items: what the event form adds to an item. */
+    event?: {
+      price: number;
+      is_active: boolean;
+      discount_percent: number;
+      end_time: Date;
+      cover_picture: string;
+      question_id: number;
+      created_by: string;
+    };
   };
-};
 
 interface CounterDoc {
   _id: string;
@@ -69,16 +71,20 @@ export const toItemInfo = (item: ItemDoc, store: StoreDoc): ItemInfo => ({
 export class StoresRepository {
   private readonly stores: Collection<StoreDoc>;
   private readonly items: Collection<ItemDoc>;
+  /** Store events recorded and not yet published (see shared/outbox). */
+  readonly outbox: DocumentOutbox<ItemDoc>;
   private readonly counters: Collection<CounterDoc>;
 
   constructor(store: Store) {
     this.stores = store.collection<StoreDoc>("stores");
     this.items = store.collection<ItemDoc>("items");
     this.counters = store.collection<CounterDoc>("counters");
+    this.outbox = new DocumentOutbox(this.items);
   }
 
   async init(): Promise<void> {
     await this.items.createIndex({ fields: ["store_id"] });
+    await this.outbox.init();
   }
 
   /** The next integer id of a sequence; atomic on both engines (upsert with $inc). */
@@ -138,12 +144,17 @@ export class StoresRepository {
   }
 
   /** Writes an event item from a validated form; its cover picture is also its primary asset. */
+  /**
+   * Inserts the event item together with what `announce` derives from it (`store.event.created`) in the
+   * item's outbox: one insert, so the event and its announcement exist together or not at all.
+   */
   createEventItem(
     e: { store: StoreDoc; form: EventInput; question: QuestionInfo; pictureName: string; createdBy: string },
     now: Date,
+    announce: (item: ItemDoc) => OutboxEntry[] = () => [],
   ): Promise<ItemDoc> {
     const f = e.form;
-    return this.items.insertOne({
+    const item: ItemDoc = {
       _id: randomUUID(),
       store_id: e.store._id,
       kind: "event",
@@ -186,7 +197,8 @@ export class StoresRepository {
         question_id: e.question.id,
         created_by: e.createdBy,
       },
-    });
+    };
+    return this.items.insertOne({ ...item, ...outboxOnInsert(announce(item)) });
   }
 
   async deleteItem(id: string): Promise<void> {

@@ -3,7 +3,7 @@
  * as a raw findOneAndUpdate and through RoundsRepository.addMember, and that its conditions refuse.
  */
 import type { CreateRoundParams } from "../../shared/contracts/rounds";
-import { RoundsRepository, type RoundDoc } from "../../services/rounds/rounds.repository";
+import { pendingJoin, RoundsRepository } from "../../services/rounds/rounds.repository";
 import { describeEachEngine, freshCollection, uid } from "./engines";
 
 const SEATS = 5;
@@ -134,8 +134,13 @@ describeEachEngine("RoundsRepository", (store) => {
       status: "joined",
       joined_at: at,
       attributes: [1, 2],
-      announced: false,
     });
+    // Each seat came with its announcement, in the same update: exactly one per winner.
+    expect(after?.outbox_size).toBe(SEATS);
+    const announced = Object.values(after?.outbox ?? {}).map(
+      (e) => (e.payload as { user_id: string }).user_id,
+    );
+    expect(announced.sort()).toEqual([...winners].sort());
   });
 
   it("when a round already has members, then concurrent joins fill only the remaining seats", async () => {
@@ -208,18 +213,24 @@ describeEachEngine("RoundsRepository", (store) => {
 
   it("when the caller's max_members_count is stale, then addMember refuses", async () => {
     const round = await repo.create(roundInput({ max_members_count: 3 }), "RUB", now());
-    const stale: Pick<RoundDoc, "_id" | "max_members_count"> = { _id: round._id, max_members_count: 10 };
+    const stale = { ...round, max_members_count: 10 };
     await expect(repo.addMember(stale, "u", [], now())).resolves.toBeNull();
   });
 
-  it("when a join is announced, then the member is marked without a new revision, once", async () => {
+  it("when a join's announcement is acknowledged, then it leaves the outbox without a new revision, once", async () => {
     const round = await repo.create(roundInput({ end_time: null }), "RUB", now());
     const joined = await repo.addMember(round, "u", [], now());
-    expect(joined?.members.u.announced).toBe(false);
-    await repo.markAnnounced(round._id, "u");
-    await repo.markAnnounced(round._id, "u");
+    const pending = joined ? pendingJoin(joined, "u") : null;
+    expect(pending?.entry.payload).toMatchObject({ round_id: round._id, user_id: "u", entry_fee: "100.00" });
+    const pendingOfRound = async () =>
+      (await repo.outbox.pending(1000)).filter((p) => p.docId === round._id).map((p) => p.entry.id);
+    expect(await pendingOfRound()).toEqual([pending?.entry.id]);
+    await repo.outbox.acknowledge(pending!);
+    await repo.outbox.acknowledge(pending!);
     const after = await repo.findById(round._id);
-    expect(after?.members.u.announced).toBe(true);
+    expect(after?.outbox_size).toBe(0);
+    expect(after?.outbox).toEqual({});
     expect(after?.rev).toBe(joined?.rev);
+    expect(await pendingOfRound()).toEqual([]);
   });
 });

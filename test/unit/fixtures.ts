@@ -128,7 +128,7 @@ export function makeRoundDoc(overrides: Partial<RoundDoc> = {}): RoundDoc {
     max_members_count: 3,
     members_count: 1,
     rev: 1,
-    members: { [ALICE]: { status: "joined", joined_at: AN_HOUR_AGO, attributes: [101], announced: true } },
+    members: { [ALICE]: { status: "joined", joined_at: AN_HOUR_AGO, attributes: [101] } },
     favorites: { [ALICE]: true },
     question: { id: 1, theme: "Cinema", emoji: "🎬", category: "Entertainment" },
     certificate: { id: "cert-1", text: "10% off", discount_percent: 10 },
@@ -147,7 +147,6 @@ export function membersOf(...ids: string[]): RoundDoc["members"] {
         status: "joined" as const,
         joined_at: new Date(AN_HOUR_AGO.getTime() + i * 60_000),
         attributes: [],
-        announced: true,
       },
     ]),
   );

@@ -1,6 +1,6 @@
 import { buildSnapshot } from "../../services/rounds/round-snapshot";
 import { getRound, joinRound, type RoundsDeps } from "../../services/rounds/rounds.domain";
-import type { RoundDoc } from "../../services/rounds/rounds.repository";
+import { joinedEvent, type RoundDoc } from "../../services/rounds/rounds.repository";
 import { RoundMemberJoinedEvent } from "../../shared/contracts/rounds";
 import { Round } from "../../shared/contracts/round";
 import { ConflictError, ErrorType, NotFoundError, RequestValidationError } from "../../shared/errors";
@@ -39,7 +39,7 @@ function fakeDeps(initial: RoundDoc, friends: [string, string][] = []) {
           ...d,
           members: {
             ...d.members,
-            [userId]: { status: "joined", joined_at: now, attributes, announced: false },
+            [userId]: { status: "joined", joined_at: now, attributes },
           },
           members_count: d.members_count + 1,
           rev: d.rev + 1,
@@ -47,14 +47,6 @@ function fakeDeps(initial: RoundDoc, friends: [string, string][] = []) {
         return state.doc;
       },
     ),
-    markAnnounced: jest.fn(async (_roundId: string, userId: string) => {
-      const member = state.doc.members[userId];
-      if (member)
-        state.doc = {
-          ...state.doc,
-          members: { ...state.doc.members, [userId]: { ...member, announced: true } },
-        };
-    }),
   };
   const deps = {
     repo,
@@ -63,8 +55,8 @@ function fakeDeps(initial: RoundDoc, friends: [string, string][] = []) {
     areFriends: jest.fn(async (a: string, b: string) =>
       friends.some(([x, y]) => (x === a && y === b) || (x === b && y === a)),
     ),
-    emitJoined: jest.fn(async (event: RoundMemberJoinedEvent) => {
-      events.push(event);
+    joined: jest.fn(async (doc: RoundDoc, userId: string) => {
+      events.push(joinedEvent(doc, userId, doc.members[userId]));
     }),
     warn: jest.fn((_message: string, _err: unknown) => undefined),
     now: () => NOW,
@@ -139,11 +131,10 @@ describe("joinRound", () => {
       status: "joined",
       joined_at: NOW,
       attributes: [101],
-      announced: true,
     });
   });
 
-  it("when a join succeeds, then exactly one typed event is emitted and the cache is invalidated", async () => {
+  it("when a join succeeds, then it is announced once with a typed event and the cache is invalidated", async () => {
     const { deps, repo, events } = fakeDeps(makeRoundDoc());
     await joinRound(deps, "round-1", BOB, [102, 201]);
     expect(repo.addMember).toHaveBeenCalledTimes(1);
@@ -155,7 +146,7 @@ describe("joinRound", () => {
     );
     expect(deps.invalidate).toHaveBeenCalledTimes(1);
     expect(deps.invalidate).toHaveBeenCalledWith("round-1");
-    expect(deps.emitJoined).toHaveBeenCalledTimes(1);
+    expect(deps.joined).toHaveBeenCalledTimes(1);
     expect(events).toEqual([
       {
         round_id: "round-1",
@@ -176,7 +167,7 @@ describe("joinRound", () => {
     expect(round.members_count).toBe(1);
     expect(round.participant_statuses?.map((p) => p.user.id)).toEqual([ALICE]);
     expect(repo.addMember).not.toHaveBeenCalled();
-    expect(deps.emitJoined).not.toHaveBeenCalled();
+    expect(deps.joined).not.toHaveBeenCalled();
     expect(deps.invalidate).not.toHaveBeenCalled();
   });
 
@@ -186,7 +177,7 @@ describe("joinRound", () => {
     const second = await joinRound(deps, "round-1", BOB, [101]);
     expect(second.members_count).toBe(first.members_count);
     expect(repo.addMember).toHaveBeenCalledTimes(1);
-    expect(deps.emitJoined).toHaveBeenCalledTimes(1);
+    expect(deps.joined).toHaveBeenCalledTimes(1);
   });
 
   it("when the round is full, then it is a ConflictError 'Round is full' and nothing is written", async () => {
@@ -195,7 +186,7 @@ describe("joinRound", () => {
     expect(err).toBeInstanceOf(ConflictError);
     expect(err).toMatchObject({ code: 409, type: ErrorType.CONFLICT, message: "Round is full" });
     expect(repo.addMember).not.toHaveBeenCalled();
-    expect(deps.emitJoined).not.toHaveBeenCalled();
+    expect(deps.joined).not.toHaveBeenCalled();
   });
 
   it("when the round is flagged ended, then it is a ConflictError 'Round has ended'", async () => {
@@ -233,7 +224,7 @@ describe("joinRound", () => {
     expect(err).toMatchObject({ code: 409, message: "Round is full" });
     expect(repo.addMember).toHaveBeenCalledTimes(1);
     expect(repo.findById).toHaveBeenCalledTimes(2);
-    expect(deps.emitJoined).not.toHaveBeenCalled();
+    expect(deps.joined).not.toHaveBeenCalled();
     expect(deps.invalidate).not.toHaveBeenCalled();
   });
 
@@ -246,7 +237,7 @@ describe("joinRound", () => {
     const round = await joinRound(deps, "round-1", BOB, [101]);
     expect(round.participant_statuses?.map((p) => p.user.id)).toEqual([ALICE, BOB]);
     expect(repo.addMember).toHaveBeenCalledTimes(2);
-    expect(deps.emitJoined).toHaveBeenCalledTimes(1);
+    expect(deps.joined).toHaveBeenCalledTimes(1);
   });
 
   it("when the attributes are invalid, then it is a RequestValidationError with the issues in data", async () => {
@@ -260,7 +251,7 @@ describe("joinRound", () => {
       expect.objectContaining({ type: "missing", loc: ["attributes"] }),
     ]);
     expect(repo.addMember).not.toHaveBeenCalled();
-    expect(deps.emitJoined).not.toHaveBeenCalled();
+    expect(deps.joined).not.toHaveBeenCalled();
   });
 
   it("when a stranger joins a private round, then it is 404 'Round not found' and nothing is written", async () => {
@@ -275,24 +266,25 @@ describe("joinRound", () => {
     const { deps } = fakeDeps(privateRound(), [[BOB, OWNER]]);
     const round = await joinRound(deps, "round-1", BOB, [101]);
     expect(round.participant_statuses?.map((p) => p.user.id)).toContain(BOB);
-    expect(deps.emitJoined).toHaveBeenCalledTimes(1);
+    expect(deps.joined).toHaveBeenCalledTimes(1);
   });
 
-  it("when emitting the join event fails, then the join still succeeds and the next join call emits it", async () => {
+  it("when a concurrent request of the same user stored the seat first, then only that one announces it", async () => {
     const { deps, repo, state } = fakeDeps(makeRoundDoc());
-    deps.emitJoined.mockRejectedValueOnce(new Error("transporter down"));
-    const first = await joinRound(deps, "round-1", BOB, [101]);
-    expect(first.participant_statuses?.map((p) => p.user.id)).toContain(BOB);
-    expect(deps.warn).toHaveBeenCalledTimes(1);
-    expect(state.doc.members[BOB].announced).toBe(false);
-
-    await joinRound(deps, "round-1", BOB, [101]);
-    expect(repo.addMember).toHaveBeenCalledTimes(1);
-    expect(deps.emitJoined).toHaveBeenCalledTimes(2);
-    expect(state.doc.members[BOB].announced).toBe(true);
-
-    await joinRound(deps, "round-1", BOB, [101]);
-    expect(deps.emitJoined).toHaveBeenCalledTimes(2);
+    repo.addMember.mockImplementationOnce(async () => {
+      // The user's other request won between this one's read and its write.
+      const member = { status: "joined" as const, joined_at: NOW, attributes: [101] };
+      state.doc = {
+        ...state.doc,
+        members: { ...state.doc.members, [BOB]: member },
+        members_count: state.doc.members_count + 1,
+        rev: state.doc.rev + 1,
+      };
+      return null;
+    });
+    const round = await joinRound(deps, "round-1", BOB, [101]);
+    expect(round.participant_statuses?.map((p) => p.user.id)).toEqual([ALICE, BOB]);
+    expect(deps.joined).not.toHaveBeenCalled();
   });
 
   it("when cleaning the cache fails after the seat is stored, then the join still succeeds", async () => {
@@ -300,7 +292,7 @@ describe("joinRound", () => {
     deps.invalidate.mockRejectedValueOnce(new Error("redis down"));
     const round = await joinRound(deps, "round-1", BOB, [101]);
     expect(round.participant_statuses?.map((p) => p.user.id)).toContain(BOB);
-    expect(deps.emitJoined).toHaveBeenCalledTimes(1);
+    expect(deps.joined).toHaveBeenCalledTimes(1);
     expect(deps.warn).toHaveBeenCalledTimes(1);
   });
 });

@@ -5,6 +5,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { createStoreEvent, mediaUrl, type StoreEventsDeps } from "../../services/stores/store-events";
+import type { PendingEntry } from "../../shared/outbox";
 import { StoresRepository, type StoreDoc } from "../../services/stores/stores.repository";
 import { extensionOf, type ImageMime } from "../../services/stores/image-type";
 import { eventRoundId, type QuestionInfo } from "../../shared/contracts/rounds";
@@ -60,7 +61,7 @@ interface World {
   emitted: StoreEventCreatedEvent[];
   deps: StoreEventsDeps & {
     pickQuestion: jest.Mock<Promise<QuestionInfo>, []>;
-    emitCreated: jest.Mock<Promise<void>, [StoreEventCreatedEvent]>;
+    announce: jest.Mock<Promise<void>, [PendingEntry]>;
   };
   store: StoreDoc;
   blogger: StoreDoc;
@@ -93,8 +94,8 @@ beforeEach(async () => {
     repo,
     blobs,
     pickQuestion: jest.fn(async () => QUESTION),
-    emitCreated: jest.fn(async (e: StoreEventCreatedEvent) => {
-      emitted.push(e);
+    announce: jest.fn(async (p: PendingEntry) => {
+      emitted.push(p.entry.payload as StoreEventCreatedEvent);
     }),
     publicUrl: "",
     now: () => NOW,
@@ -250,9 +251,9 @@ describe("createStoreEvent, success", () => {
     });
   });
 
-  it("when an event is created, then exactly one store.event.created is emitted with the event's data", async () => {
+  it("when an event is created, then exactly one store.event.created is announced with the event's data", async () => {
     const view = await run();
-    expect(w.deps.emitCreated).toHaveBeenCalledTimes(1);
+    expect(w.deps.announce).toHaveBeenCalledTimes(1);
     const [event] = w.emitted;
     expect(check(StoreEventCreatedEvent, event)).toBe(true);
     expect(event).toEqual({
@@ -455,17 +456,15 @@ describe("createStoreEvent, validation", () => {
 });
 
 describe("createStoreEvent, rollback", () => {
-  it("when emitting store.event.created fails, then the item is deleted, the picture removed and the error rethrown", async () => {
-    const boom = new Error("transporter down");
-    w.deps.emitCreated.mockRejectedValueOnce(boom);
-    const create = jest.spyOn(w.repo, "createEventItem");
-    const err = await failure(run());
-    expect(err).toBe(boom);
-    const item = await create.mock.results[0].value;
-    await expect(w.repo.findItem(item._id)).resolves.toBeNull();
-    expect(w.blobs.remove).toHaveBeenCalledWith(item.event.cover_picture);
-    expect(w.blobs.discard).not.toHaveBeenCalled();
-    await expectNothingLeft();
+  it("when store.event.created cannot be published now, then the event stands and its announcement waits in the item's outbox", async () => {
+    w.deps.announce.mockResolvedValueOnce(undefined); // the channel did not take it: left to the relay
+    const view = await run();
+    await expect(w.repo.findItem(view.id)).resolves.not.toBeNull();
+    const pending = await w.repo.outbox.pending(10);
+    expect(pending).toHaveLength(1);
+    expect(pending[0]).toMatchObject({ docId: view.id, entry: { channel: "store.event.created" } });
+    expect(check(StoreEventCreatedEvent, pending[0].entry.payload)).toBe(true);
+    expect(w.blobs.remove).not.toHaveBeenCalled();
   });
 
   it("when writing the event item fails, then the committed picture is removed and the error rethrown", async () => {
@@ -478,7 +477,7 @@ describe("createStoreEvent, rollback", () => {
     const name = await w.blobs.commit.mock.results[0].value;
     expect(w.blobs.remove).toHaveBeenCalledWith(name);
     expect(del).not.toHaveBeenCalled();
-    expect(w.deps.emitCreated).not.toHaveBeenCalled();
+    expect(w.deps.announce).not.toHaveBeenCalled();
     await expectNothingLeft();
   });
 

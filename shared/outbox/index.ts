@@ -1,0 +1,90 @@
+/**
+ * The transactional outbox, in the only form both engines make atomic: the fact that must be published
+ * is written into the same document as the change it announces, in the same insert or conditional
+ * update (MongoDB and NeDB both apply a single-document write all or nothing). A relay then publishes
+ * what is recorded and not yet acknowledged, and removes each entry once the channel has taken it.
+ *
+ * A crash between the change and the publication therefore loses nothing: the entry is still in the
+ * document, and the next relay run (at start, on a timer, or after the next change) publishes it. A crash
+ * between the publication and the acknowledgement publishes it a second time; entry ids are derived from
+ * what they announce, so the channel drops such duplicates (JetStream's message id) and consumers,
+ * idempotent per fact, ignore any that get through.
+ */
+import { createHash } from "node:crypto";
+import type { Collection, Update } from "../storage";
+
+export interface OutboxEntry<P = unknown> {
+  /** Derived from the channel and what the entry announces: the same fact always has the same id. */
+  id: string;
+  channel: string;
+  payload: P;
+  recorded_at: Date;
+}
+
+/** The two fields a document carries while it has facts to publish. */
+export interface OutboxFields {
+  outbox?: Record<string, OutboxEntry>;
+  /** How many entries `outbox` holds: what the relay's query (and its index) looks at. */
+  outbox_size?: number;
+}
+
+/** An entry for `channel` announcing the fact named by `key` (e.g. round and user of a join). */
+export function outboxEntry<P>(channel: string, key: string, payload: P, now: Date): OutboxEntry<P> {
+  const id = createHash("sha256").update(`${channel}\u0000${key}`).digest("hex").slice(0, 32);
+  return { id, channel, payload, recorded_at: now };
+}
+
+/** The outbox fields of a document inserted together with its entries (none without entries). */
+export function outboxOnInsert(entries: OutboxEntry[]): OutboxFields {
+  if (entries.length === 0) return {};
+  return { outbox: Object.fromEntries(entries.map((e) => [e.id, e])), outbox_size: entries.length };
+}
+
+/** `update` extended so that it also records `entry` (same write, so the same atomicity). */
+export function withOutboxEntry(update: Update, entry: OutboxEntry): Update {
+  const set = (update.$set ?? {}) as Record<string, unknown>;
+  const inc = (update.$inc ?? {}) as Record<string, number>;
+  return {
+    ...update,
+    $set: { ...set, [`outbox.${entry.id}`]: entry },
+    $inc: { ...inc, outbox_size: 1 },
+  };
+}
+
+/** A recorded entry and the document holding it. */
+export interface PendingEntry {
+  docId: string | number;
+  entry: OutboxEntry;
+}
+
+/** The entries of one collection still to publish, and their acknowledgement. */
+export interface OutboxSource {
+  pending(limit: number): Promise<PendingEntry[]>;
+  /** Removes the entry; a second acknowledgement (two relays) changes nothing. */
+  acknowledge(p: PendingEntry): Promise<void>;
+}
+
+export class DocumentOutbox<T extends { _id: string | number } & OutboxFields> implements OutboxSource {
+  constructor(private readonly docs: Collection<T>) {}
+
+  async init(): Promise<void> {
+    await this.docs.createIndex({ fields: ["outbox_size"] });
+  }
+
+  async pending(limit: number): Promise<PendingEntry[]> {
+    const docs = await this.docs.find({ outbox_size: { $gt: 0 } }, { limit });
+    return docs
+      .flatMap((d) => Object.values(d.outbox ?? {}).map((entry) => ({ docId: d._id, entry })))
+      .sort((a, b) => new Date(a.entry.recorded_at).getTime() - new Date(b.entry.recorded_at).getTime());
+  }
+
+  async acknowledge({ docId, entry }: PendingEntry): Promise<void> {
+    const field = `outbox.${entry.id}`;
+    await this.docs.updateOne(
+      { _id: docId, [field]: { $exists: true } },
+      { $unset: { [field]: true }, $inc: { outbox_size: -1 } },
+    );
+  }
+}
+
+export { OutboxRelay, type RelayOptions, type Publish } from "./relay";

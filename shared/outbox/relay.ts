@@ -1,0 +1,117 @@
+/**
+ * Publishes what an outbox holds. A run publishes every pending entry, oldest first, and acknowledges
+ * each one the channel took; an entry whose publication failed stays where it is for the next run. Runs
+ * happen at start, on every `sweepMs` tick (entries left by a failure, a crash, or another instance of
+ * the service), and when a change asks for one (`deliver`, which first tries its own entry directly, so
+ * a healthy system publishes a fact within the request that recorded it).
+ */
+import type { OutboxEntry, OutboxSource, PendingEntry } from "./index";
+
+/** Hands an entry to its channel; resolves once the channel has taken it (durably, where it can). */
+export type Publish = (entry: OutboxEntry) => Promise<void>;
+
+export interface RelayOptions {
+  /** How often the outbox is swept for entries left behind. */
+  sweepMs: number;
+  /** Entries read per query. */
+  batch: number;
+  /** How long `deliver` waits for the channel before leaving the entry to the sweep. */
+  deliverTimeoutMs: number;
+}
+
+const defaults: RelayOptions = { sweepMs: 2000, batch: 100, deliverTimeoutMs: 2000 };
+
+export class OutboxRelay {
+  private readonly opts: RelayOptions;
+  private running: Promise<void> | null = null;
+  private timer: NodeJS.Timeout | null = null;
+  private stopped = false;
+  /** Failures since the last success, so a channel that is down is reported once, not every sweep. */
+  private failing = 0;
+
+  constructor(
+    private readonly source: OutboxSource,
+    private readonly publish: Publish,
+    private readonly warn: (message: string, err?: unknown) => void,
+    options: Partial<RelayOptions> = {},
+  ) {
+    this.opts = { ...defaults, ...options };
+  }
+
+  start(): void {
+    this.stopped = false;
+    void this.run();
+    this.timer = setInterval(() => void this.run(), this.opts.sweepMs);
+    this.timer.unref();
+  }
+
+  /**
+   * Publishes one entry just recorded, then acknowledges it. Never throws: an entry the channel did not
+   * take in time stays in the outbox and the sweep publishes it (the change it announces is stored).
+   */
+  async deliver(p: PendingEntry): Promise<void> {
+    if (this.stopped) return;
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(new Error("channel did not answer in time")),
+        this.opts.deliverTimeoutMs,
+      );
+    });
+    try {
+      await Promise.race([this.publishOne(p), timeout]);
+    } catch (err) {
+      this.reportFailure(p.entry, err);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** One run at a time; a run asked for while one is going joins it. */
+  run(): Promise<void> {
+    if (this.stopped) return Promise.resolve();
+    this.running ??= this.drain().finally(() => {
+      this.running = null;
+    });
+    return this.running;
+  }
+
+  /** No new runs; waits for the one in progress (its entries are published or left in the outbox). */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearInterval(this.timer);
+    await this.running;
+  }
+
+  private async drain(): Promise<void> {
+    let pending: PendingEntry[];
+    try {
+      pending = await this.source.pending(this.opts.batch);
+    } catch (err) {
+      this.warn("Outbox could not be read; it is read again on the next sweep", err);
+      return;
+    }
+    for (const p of pending) {
+      if (this.stopped) return;
+      try {
+        await this.publishOne(p);
+      } catch (err) {
+        // The channel is down or refusing: keep the order, try again on the next sweep.
+        this.reportFailure(p.entry, err);
+        return;
+      }
+    }
+  }
+
+  private async publishOne(p: PendingEntry): Promise<void> {
+    await this.publish(p.entry);
+    await this.source.acknowledge(p);
+    this.failing = 0;
+  }
+
+  private reportFailure(entry: OutboxEntry, err: unknown): void {
+    if (this.failing++ === 0) {
+      this.warn(`${entry.channel} ${entry.id} not yet published; the outbox keeps it and tries again`, err);
+    }
+  }
+}

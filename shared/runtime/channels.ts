@@ -1,0 +1,103 @@
+/**
+ * Durable channels for the facts services announce to each other (`round.member.joined`,
+ * `store.event.created`), fed by each producer's outbox (shared/outbox).
+ *
+ * With NATS, a fact goes to JetStream through @moleculer/channels: it is stored by the server before the
+ * publication resolves, each consuming service reads it through its own durable consumer group, and a
+ * consumer that dies before acknowledging gets it again. The entry id travels as JetStream's message id,
+ * so a fact the relay publishes twice (a crash between publishing and acknowledging) is stored once.
+ *
+ * Embedded (one process, no NATS), the producer's outbox is the queue: a publication calls every local
+ * consumer of the channel and resolves only when all of them have handled it, so the relay acknowledges
+ * nothing that was not handled, and keeps trying what failed (as the notifier's local queue does).
+ */
+import type { Service, ServiceBroker } from "moleculer";
+import { check } from "../validation";
+import type { Publish } from "../outbox";
+
+export const Channels = {
+  roundMemberJoined: "round.member.joined",
+  storeEventCreated: "store.event.created",
+} as const;
+
+type ChannelHandler = (this: Service, payload: unknown, raw?: unknown) => Promise<void>;
+
+interface ChannelDefinition {
+  group?: string;
+  handler: ChannelHandler;
+}
+
+type Sender = (channel: string, payload: unknown, opts?: { msgID?: string }) => Promise<void>;
+
+const senderOf = (broker: ServiceBroker): Sender | null => {
+  const send = (broker as unknown as { sendToChannel?: Sender }).sendToChannel;
+  return typeof send === "function" ? send.bind(broker) : null;
+};
+
+/** True when channels ride on JetStream (the channels middleware is installed). */
+export const hasDurableChannels = (broker: ServiceBroker): boolean => senderOf(broker) !== null;
+
+/** Every consumer of `channel` among this process's services. */
+function localConsumers(
+  broker: ServiceBroker,
+  channel: string,
+): Array<{ svc: Service; def: ChannelDefinition }> {
+  return broker.services.flatMap((svc) => {
+    const def = (svc.schema as { channels?: Record<string, ChannelDefinition | ChannelHandler> }).channels?.[
+      channel
+    ];
+    if (!def) return [];
+    return [{ svc, def: typeof def === "function" ? { handler: def } : def }];
+  });
+}
+
+/** How the relay hands an entry to its channel in this process's topology. */
+export function channelPublisher(broker: ServiceBroker): Publish {
+  const send = senderOf(broker);
+  if (send) return (entry) => send(entry.channel, entry.payload, { msgID: entry.id });
+  return async (entry) => {
+    const consumers = localConsumers(broker, entry.channel);
+    await Promise.all(consumers.map(({ svc, def }) => def.handler.call(svc, entry.payload)));
+  };
+}
+
+/** What JetStream passes next to a payload: how often this message was delivered before. */
+interface DeliveryInfo {
+  info?: { redeliveryCount?: number };
+}
+
+/** Consumer options shared by the fact channels: patient retries, then the dead-letter queue. */
+export const factChannel = {
+  maxInFlight: 16,
+  // A consumer whose store is down keeps failing: with the pause below, 1,000 deliveries span two
+  // hours before the message is moved to the dead-letter queue (kept there, never dropped).
+  maxRetries: 1000,
+} as const;
+
+/**
+ * A channel handler that validates its payload against the contract and, when the work fails, waits
+ * before handing the message back (JetStream would redeliver at once): 1 s, 2 s, 4 s, then 8 s (short
+ * enough that a stopping consumer is not held up for long).
+ */
+export function factHandler<P, S extends Service = Service>(
+  schema: object,
+  work: (this: S, payload: P) => Promise<void>,
+): (this: S, payload: unknown, raw?: unknown) => Promise<void> {
+  return async function handle(this: S, payload: unknown, raw?: unknown) {
+    const valid = check(schema, payload);
+    if (valid !== true) {
+      // A malformed fact can never succeed: report it and let it go (acknowledged, not retried forever).
+      this.logger.error("Malformed message dropped", { issues: valid });
+      return;
+    }
+    try {
+      await work.call(this, payload as P);
+    } catch (err) {
+      const redeliveries = (raw as DeliveryInfo | undefined)?.info?.redeliveryCount;
+      if (redeliveries !== undefined) {
+        await new Promise((r) => setTimeout(r, Math.min(8000, 1000 * 2 ** Math.max(0, redeliveries - 1))));
+      }
+      throw err;
+    }
+  };
+}

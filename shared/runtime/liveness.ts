@@ -1,0 +1,194 @@
+/**
+ * Calls to a process that died must not wait out the request timeout. Moleculer learns of a dead node
+ * only from missing heartbeats (3–5 s with our settings), and not at all when the process comes back
+ * under the same node ID before that: its pending requests then wait the full REQUEST_TIMEOUT_MS,
+ * although the new process will never answer them. Over NATS this middleware closes three gaps:
+ *
+ * 1. A call pending for longer than `probeAfterMs` makes this node ask the NATS server whether the
+ *    callee still listens: each node answers on a subject of its own (`<prefix>.LIVE.<nodeID>`), and a
+ *    killed process's subscriptions vanish with its socket, so the server says "no responders" at once.
+ *    The node is then treated as disconnected: its pending calls are rejected as retryable and go to
+ *    another instance (or end in 503), and it rejoins with its next heartbeat. A slow or busy callee
+ *    still answers the probe and is left alone; a probe that times out proves nothing and changes nothing.
+ * 2. A node that reappears with another instance ID was restarted: calls pending on the old instance
+ *    are rejected at once (retryable), since no one will answer them.
+ * 3. When this node's own NATS connection comes back, calls that were pending when it dropped may have
+ *    lost their request or their answer (NATS core delivers at most once): they are rejected as
+ *    retryable instead of waiting out their timeout.
+ *
+ * Only nodes that announce `liveProbe` in their metadata are probed, so a process of an older version
+ * (no such subject) is never mistaken for a dead one during a rolling upgrade.
+ */
+import type { Middleware, ServiceBroker } from "moleculer";
+import { Errors } from "moleculer";
+import type { NatsConnection, Status } from "nats";
+
+export const LIVE_PROBE_METADATA = { liveProbe: true } as const;
+
+export interface LivenessOptions {
+  /** How long a call may be pending before its callee is probed. */
+  probeAfterMs: number;
+  /** How long a probe may take; a probe without an answer in time changes nothing. */
+  probeTimeoutMs: number;
+  /** How often pending calls are looked at. */
+  tickMs: number;
+}
+
+const defaults: LivenessOptions = { probeAfterMs: 1000, probeTimeoutMs: 1000, tickMs: 250 };
+
+interface PendingRequest {
+  nodeID: string;
+  action: { name: string };
+  reject(err: Error): void;
+}
+
+interface TransitInternals {
+  pendingRequests: Map<string, PendingRequest>;
+  pendingReqStreams?: Map<string, unknown>;
+  pendingResStreams?: Map<string, unknown>;
+  tx?: { client?: unknown; prefix?: string };
+}
+
+interface NodeLike {
+  id: string;
+  instanceID?: string;
+  local?: boolean;
+  available?: boolean;
+  metadata?: Record<string, unknown>;
+}
+
+interface RegistryInternals {
+  nodes: { get(id: string): NodeLike | undefined; disconnected(id: string, unexpected: boolean): void };
+}
+
+/** The transporter's NATS connection (nats.js 2.x), or null with another or no transporter. */
+function natsConnectionOf(broker: ServiceBroker): NatsConnection | null {
+  const client = (broker.transit as unknown as TransitInternals | undefined)?.tx?.client as
+    Partial<NatsConnection> | undefined;
+  return client && typeof client.request === "function" && typeof client.status === "function"
+    ? (client as NatsConnection)
+    : null;
+}
+
+export const liveSubject = (prefix: string, nodeID: string): string => `${prefix}.LIVE.${nodeID}`;
+
+const isNoResponders = (err: unknown): boolean => (err as { code?: string } | null)?.code === "503";
+
+export function LivenessMiddleware(options: Partial<LivenessOptions> = {}): Middleware {
+  const opts = { ...defaults, ...options };
+  let broker: ServiceBroker;
+  let nc: NatsConnection | null = null;
+  let timer: NodeJS.Timeout | null = null;
+  let stopped = false;
+  /** When each pending call was first seen (by its context id). */
+  const firstSeen = new Map<string, number>();
+  const probing = new Set<string>();
+  const instances = new Map<string, string>();
+
+  const transit = () => broker.transit as unknown as TransitInternals;
+  const registry = () => broker.registry as unknown as RegistryInternals;
+  const logger = () => broker.getLogger("liveness");
+
+  /** Rejects pending calls as retryable (Moleculer's own error for a vanished node), as transit does. */
+  const rejectPending = (ids: Iterable<string>) => {
+    const t = transit();
+    for (const id of ids) {
+      const req = t.pendingRequests.get(id);
+      if (!req) continue;
+      t.pendingRequests.delete(id);
+      t.pendingReqStreams?.delete(id);
+      t.pendingResStreams?.delete(id);
+      req.reject(new Errors.RequestRejectedError({ action: req.action.name, nodeID: req.nodeID }));
+    }
+  };
+
+  const pendingOn = (nodeID: string) =>
+    [...transit().pendingRequests.entries()].filter(([, r]) => r.nodeID === nodeID).map(([id]) => id);
+
+  async function probe(nodeID: string): Promise<void> {
+    const prefix = transit().tx?.prefix ?? "MOL";
+    probing.add(nodeID);
+    try {
+      await nc?.request(liveSubject(prefix, nodeID), new Uint8Array(0), { timeout: opts.probeTimeoutMs });
+    } catch (err) {
+      const node = registry().nodes.get(nodeID);
+      if (isNoResponders(err) && node?.available && !stopped) {
+        logger().warn(`Node '${nodeID}' no longer listens on NATS: treated as disconnected.`);
+        registry().nodes.disconnected(nodeID, true);
+      }
+    } finally {
+      probing.delete(nodeID);
+    }
+  }
+
+  function tick(): void {
+    const now = Date.now();
+    const pending = transit().pendingRequests;
+    for (const id of firstSeen.keys()) if (!pending.has(id)) firstSeen.delete(id);
+    const suspects = new Set<string>();
+    for (const [id, req] of pending) {
+      const seen = firstSeen.get(id);
+      if (seen === undefined) firstSeen.set(id, now);
+      else if (now - seen >= opts.probeAfterMs) suspects.add(req.nodeID);
+    }
+    for (const nodeID of suspects) {
+      const node = registry().nodes.get(nodeID);
+      if (probing.has(nodeID) || !node?.available || !node.metadata?.liveProbe) continue;
+      void probe(nodeID);
+    }
+  }
+
+  /** A restarted node (same ID, new instance): what its old instance had in hand is lost. */
+  function onNodeInfo({ node }: { node: NodeLike }): void {
+    if (node.local || !node.instanceID) return;
+    const before = instances.get(node.id);
+    instances.set(node.id, node.instanceID);
+    if (before !== undefined && before !== node.instanceID) {
+      const lost = pendingOn(node.id);
+      if (lost.length > 0) {
+        logger().warn(`Node '${node.id}' restarted: ${lost.length} call(s) to its old instance retried.`);
+        rejectPending(lost);
+      }
+    }
+  }
+
+  /** Calls pending when the connection dropped are retried once it is back. */
+  async function watchConnection(conn: NatsConnection): Promise<void> {
+    let atDisconnect: string[] = [];
+    for await (const s of conn.status() as AsyncIterable<Status>) {
+      if (stopped) return;
+      if (s.type === "disconnect") atDisconnect = [...transit().pendingRequests.keys()];
+      else if (s.type === "reconnect") {
+        const lost = atDisconnect.filter((id) => transit().pendingRequests.has(id));
+        atDisconnect = [];
+        if (lost.length > 0) {
+          logger().warn(`NATS reconnected: ${lost.length} call(s) pending across the outage retried.`);
+          rejectPending(lost);
+        }
+      }
+    }
+  }
+
+  return {
+    name: "Liveness",
+    created(b: ServiceBroker) {
+      broker = b;
+      // From the start, so that every node's first instance is known before it can restart.
+      broker.localBus.on("$node.connected", onNodeInfo);
+      broker.localBus.on("$node.updated", onNodeInfo);
+    },
+    started() {
+      nc = natsConnectionOf(broker);
+      if (!nc) return;
+      const prefix = transit().tx?.prefix ?? "MOL";
+      nc.subscribe(liveSubject(prefix, broker.nodeID), { callback: (_err, msg) => msg.respond() });
+      void watchConnection(nc).catch(() => undefined);
+      timer = setInterval(tick, opts.tickMs);
+      timer.unref();
+    },
+    stopped() {
+      stopped = true;
+      if (timer) clearInterval(timer);
+    },
+  } as unknown as Middleware;
+}
