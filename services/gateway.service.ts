@@ -14,7 +14,7 @@ import type { RoundMemberJoinedEvent } from "../shared/contracts/rounds";
 import type { UserRemovedEvent } from "../shared/contracts/users";
 import type { Config } from "../shared/config";
 import { NotAuthenticatedError, TokenInvalidError } from "../shared/errors";
-import { serviceConfig } from "../shared/runtime";
+import { noRetry, serviceConfig } from "../shared/runtime";
 import { checkReadiness } from "../shared/runtime/readiness";
 import { toHttpError } from "./gateway/http-errors";
 import { TokenCache } from "./gateway/token-cache";
@@ -154,6 +154,13 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
         },
       },
     ],
+  },
+
+  actions: {
+    // moleculer-web runs each HTTP request as a call of this action: the broker's retry policy must never
+    // repeat it (the body is already read; a second run would wait for it forever). Retries happen one
+    // level down, on the calls to the services, where they are safe.
+    rest: { retryPolicy: noRetry },
   },
 
   events: {

@@ -64,20 +64,29 @@ export function channelPublisher(broker: ServiceBroker): Publish {
 /** What JetStream passes next to a payload: how often this message was delivered before. */
 interface DeliveryInfo {
   info?: { redeliveryCount?: number };
+  working?: () => void;
 }
 
-/** Consumer options shared by the fact channels: patient retries, then the dead-letter queue. */
+/** How long JetStream waits for a fact's acknowledgement before handing it to another consumer. */
+const FACT_ACK_WAIT_SECONDS = 10;
+
+/**
+ * Consumer options shared by the fact channels: handled in milliseconds, so a consumer killed with facts
+ * in hand has them handed out again after FACT_ACK_WAIT_SECONDS (its replacement, or the restarted
+ * process, gets them); patient retries, then the dead-letter queue.
+ */
 export const factChannel = {
   maxInFlight: 16,
-  // A consumer whose store is down keeps failing: with the pause below, 1,000 deliveries span two
-  // hours before the message is moved to the dead-letter queue (kept there, never dropped).
+  nats: { consumerOptions: { config: { ack_wait: FACT_ACK_WAIT_SECONDS * 1e9 } } },
+  // A consumer whose store is down keeps failing: with the pause below, 1,000 deliveries span about
+  // 80 minutes before the message is moved to the dead-letter queue (kept there, never dropped).
   maxRetries: 1000,
 } as const;
 
 /**
  * A channel handler that validates its payload against the contract and, when the work fails, waits
- * before handing the message back (JetStream would redeliver at once): 1 s, 2 s, 4 s, then 8 s (short
- * enough that a stopping consumer is not held up for long).
+ * before handing the message back (JetStream would redeliver at once): 1 s, 2 s, 4 s, then 5 s (inside
+ * the acknowledgement window, and short enough that a stopping consumer is not held up for long).
  */
 export function factHandler<P, S extends Service = Service>(
   schema: object,
@@ -93,9 +102,12 @@ export function factHandler<P, S extends Service = Service>(
     try {
       await work.call(this, payload as P);
     } catch (err) {
-      const redeliveries = (raw as DeliveryInfo | undefined)?.info?.redeliveryCount;
+      const delivery = raw as DeliveryInfo | undefined;
+      const redeliveries = delivery?.info?.redeliveryCount;
       if (redeliveries !== undefined) {
-        await new Promise((r) => setTimeout(r, Math.min(8000, 1000 * 2 ** Math.max(0, redeliveries - 1))));
+        // The pause stays inside the acknowledgement window: the message is still this consumer's.
+        delivery?.working?.();
+        await new Promise((r) => setTimeout(r, Math.min(5000, 1000 * 2 ** Math.max(0, redeliveries - 1))));
       }
       throw err;
     }

@@ -41,6 +41,8 @@ export interface Cluster {
   processes: Map<string, ServiceProcess>;
   /** Resolves when every service process answers its `ready` action; rejects otherwise. */
   ready(): Promise<void>;
+  /** Waits until `ready()` resolves (e.g. after a process was started again). */
+  waitUntilReady(timeoutMs?: number): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -199,6 +201,16 @@ async function startProcesses(
     clientConfig,
     processes,
     ready,
+    waitUntilReady: (timeoutMs = 30_000) =>
+      waitFor(
+        "every service ready",
+        async () => {
+          await ready();
+          return true;
+        },
+        timeoutMs,
+        logs,
+      ),
     stop: stopAll,
   };
 }

@@ -1,0 +1,232 @@
+/**
+ * The facts services announce to each other survive crashes: a join's payment and a store event's round
+ * are never lost, whichever process dies or restarts, and no request hangs on a dead process. Every case
+ * runs the cluster with its default configuration (only the log level is set).
+ */
+import { call } from "../../shared/contracts";
+import { seed, type DemoManifest, type ManifestUser } from "../../shared/ops/seed";
+import { requireBinary } from "../support/brokers";
+import { startCluster, type Cluster } from "../support/cluster";
+import { dbDir } from "../../shared/storage";
+import { nedbFolderReader } from "../support/store-reader";
+import { eventFields, eventForm, pngBytes } from "../support/upload";
+
+const run = requireBinary("nats-server") && requireBinary("redis-server");
+const maybe = run ? describe : describe.skip;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+interface Answer {
+  user: ManifestUser;
+  status: number;
+  ms: number;
+  body: unknown;
+}
+
+async function join(baseUrl: string, roundId: string, user: ManifestUser): Promise<Answer> {
+  const started = Date.now();
+  const res = await fetch(`${baseUrl}/rounds/${roundId}/join`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${user.access_token}`, "content-type": "application/json" },
+    body: JSON.stringify({ attributes: [] }),
+    signal: AbortSignal.timeout(30_000),
+  }).catch(() => null);
+  const body = res ? await res.json().catch(() => null) : null;
+  return { user, status: res?.status ?? 0, ms: Date.now() - started, body };
+}
+
+/** What a client does with a failed join: tries again (joins are idempotent) until it gets its 200. */
+async function joinUntilAccepted(baseUrl: string, roundId: string, user: ManifestUser, timeoutMs: number) {
+  const deadline = Date.now() + timeoutMs;
+  let last: Answer | null = null;
+  while (Date.now() < deadline) {
+    last = await join(baseUrl, roundId, user);
+    if (last.status === 200) return last;
+    await sleep(250);
+  }
+  throw new Error(`join of ${user.username} never accepted; last answer ${last?.status}`);
+}
+
+/** This user's payments for the round, as the API lists them. */
+async function paymentsFor(baseUrl: string, user: ManifestUser, roundId: string): Promise<number> {
+  const res = await fetch(`${baseUrl}/users/payments`, {
+    headers: { authorization: `Bearer ${user.access_token}` },
+  });
+  if (res.status !== 200) return -1;
+  const list = (await res.json()) as Array<{ round_id: string }>;
+  return list.filter((p) => p.round_id === roundId).length;
+}
+
+/** Waits until every user has a payment for the round, then reports each user's count. */
+async function settledPayments(baseUrl: string, users: ManifestUser[], roundId: string, timeoutMs: number) {
+  const deadline = Date.now() + timeoutMs;
+  let counts: number[] = [];
+  while (Date.now() < deadline) {
+    counts = await Promise.all(users.map((u) => paymentsFor(baseUrl, u, roundId)));
+    if (counts.every((c) => c >= 1)) break;
+    await sleep(500);
+  }
+  // Whatever arrives late would show up as a second payment: look once more after a pause.
+  await sleep(1500);
+  return Promise.all(users.map((u) => paymentsFor(baseUrl, u, roundId)));
+}
+
+/** A fresh paid round with a seat for everyone in the crowd. */
+async function paidRound(cluster: Cluster, manifest: DemoManifest): Promise<string> {
+  const res = await fetch(`${cluster.baseUrl}/rounds/${manifest.rounds.open}`, {
+    headers: { authorization: `Bearer ${manifest.users.alice.access_token}` },
+  });
+  const open = (await res.json()) as { item: { id: string } };
+  const created = await call(cluster.client, "rounds.create", {
+    owner_id: manifest.users.alice.id,
+    item_id: open.item.id,
+    entry_fee: "150",
+    max_members_count: 100,
+    is_active: true,
+    is_private: false,
+    is_ended: false,
+    is_event: false,
+    start_time: null,
+    end_time: new Date(Date.now() + 3_600_000).toISOString(),
+    question: { theme: "Music", emoji: null, category: "Culture" },
+    certificate: { text: "Ten percent off", discount_percent: 10 },
+    locations: [],
+    member_ids: [],
+    favorite_of: [],
+  });
+  return created.id;
+}
+
+function report(label: string, answers: Answer[]): string {
+  const byStatus = new Map<number, number>();
+  for (const a of answers) byStatus.set(a.status, (byStatus.get(a.status) ?? 0) + 1);
+  const statuses = [...byStatus].map(([s, n]) => `${n}×${s}`).join(", ");
+  return `${label}: ${answers.length} joins (${statuses}), slowest answer ${Math.max(...answers.map((a) => a.ms))} ms`;
+}
+
+maybe("durable facts in the cluster", () => {
+  let cluster: Cluster;
+  let manifest: DemoManifest;
+
+  beforeAll(async () => {
+    cluster = await startCluster();
+    manifest = await seed(cluster.client, cluster.baseUrl);
+  }, 120_000);
+  afterAll(() => cluster?.stop());
+
+  it("when the users process is killed (-9) in the middle of a burst of paid joins, then every join is answered within 5 s and, once users is back, every member has exactly one payment", async () => {
+    const roundId = await paidRound(cluster, manifest);
+    const crowd = manifest.users.crowd.slice(0, 15);
+    const users = cluster.processes.get("users")!;
+
+    const burst = Promise.all(crowd.map((u) => join(cluster.baseUrl, roundId, u)));
+    await sleep(40);
+    const killedAt = Date.now();
+    await users.kill();
+    const answers = await burst;
+
+    for (const a of answers) {
+      expect([200, 503]).toContain(a.status);
+      expect(a.ms).toBeLessThan(5000);
+      if (a.status === 503) expect(a.body).toEqual({ detail: "Service Unavailable" });
+    }
+
+    users.start();
+    await cluster.waitUntilReady();
+    const backAt = Date.now();
+    const retried = await Promise.all(
+      answers
+        .filter((a) => a.status !== 200)
+        .map((a) => joinUntilAccepted(cluster.baseUrl, roundId, a.user, 60_000)),
+    );
+    const counts = await settledPayments(cluster.baseUrl, crowd, roundId, 60_000);
+    expect(counts).toEqual(crowd.map(() => 1));
+    process.stdout.write(
+      `${report("users killed -9 mid-burst", answers)}; ${retried.length} retried to 200; users back ${backAt - killedAt} ms after the kill; payments ${counts.filter((c) => c === 1).length}/${crowd.length}, lost ${counts.filter((c) => c === 0).length}, doubled ${counts.filter((c) => c > 1).length}, all present ${Date.now() - backAt} ms after users was back\n`,
+    );
+  }, 180_000);
+
+  it("when the rounds process is killed (-9) right after store events are created, then once it is back each event's round exists, once", async () => {
+    const rounds = cluster.processes.get("rounds")!;
+    const create = () =>
+      fetch(`${cluster.baseUrl}/stores/${manifest.stores.alice_store}/events`, {
+        method: "POST",
+        body: eventForm(eventFields({ name: "Crash test evening" }), pngBytes()),
+        headers: { authorization: `Bearer ${manifest.users.alice.access_token}` },
+      });
+    const responses = await Promise.all([create(), create(), create()]);
+    await rounds.kill();
+    const killedAt = Date.now();
+    expect(responses.map((r) => r.status)).toEqual([200, 200, 200]);
+    const events = (await Promise.all(responses.map((r) => r.json()))) as Array<{
+      id: string;
+      round_id: string;
+    }>;
+
+    rounds.start();
+    await cluster.waitUntilReady();
+    const store = nedbFolderReader(dbDir(rounds)).collection<{ _id: string; item_id: string }>("rounds");
+    const deadline = Date.now() + 60_000;
+    let found: number[] = [];
+    while (Date.now() < deadline) {
+      found = await Promise.all(events.map((e) => store.count({ item_id: e.id })));
+      if (found.every((n) => n >= 1)) break;
+      await sleep(250);
+    }
+    const openedAt = Date.now();
+    await sleep(1500);
+    found = await Promise.all(events.map((e) => store.count({ item_id: e.id })));
+    expect(found).toEqual([1, 1, 1]);
+    for (const e of events) {
+      const res = await fetch(`${cluster.baseUrl}/rounds/${e.round_id}`, {
+        headers: { authorization: `Bearer ${manifest.users.alice.access_token}` },
+      });
+      expect(res.status).toBe(200);
+    }
+    process.stdout.write(
+      `rounds killed -9 after 3 store events: rounds lost 0, doubled 0; all open ${openedAt - killedAt} ms after the kill\n`,
+    );
+  }, 180_000);
+
+  it("when nats-server is restarted during a burst of paid joins and a store event, then every member has exactly one payment and the event's round exists, once", async () => {
+    const roundId = await paidRound(cluster, manifest);
+    const crowd = manifest.users.crowd.slice(15, 30);
+
+    const event = await fetch(`${cluster.baseUrl}/stores/${manifest.stores.alice_store}/events`, {
+      method: "POST",
+      body: eventForm(eventFields({ name: "Outage evening" }), pngBytes()),
+      headers: { authorization: `Bearer ${manifest.users.alice.access_token}` },
+    });
+    expect(event.status).toBe(200);
+    const { id: eventId, round_id: eventRoundId } = (await event.json()) as { id: string; round_id: string };
+
+    const burst = Promise.all(crowd.map((u) => join(cluster.baseUrl, roundId, u)));
+    await sleep(40);
+    const restartedAt = Date.now();
+    const restart = cluster.nats.restart(1000);
+    const answers = await burst;
+    await restart;
+    for (const a of answers) {
+      expect([200, 503]).toContain(a.status);
+      expect(a.ms).toBeLessThan(5000);
+      if (a.status === 503) expect(a.body).toEqual({ detail: "Service Unavailable" });
+    }
+
+    const retried = await Promise.all(
+      answers
+        .filter((a) => a.status !== 200)
+        .map((a) => joinUntilAccepted(cluster.baseUrl, roundId, a.user, 60_000)),
+    );
+    const counts = await settledPayments(cluster.baseUrl, crowd, roundId, 60_000);
+    expect(counts).toEqual(crowd.map(() => 1));
+
+    const rounds = nedbFolderReader(dbDir(cluster.processes.get("rounds")!)).collection("rounds");
+    expect(await rounds.count({ item_id: eventId })).toBe(1);
+    const res = await fetch(`${cluster.baseUrl}/rounds/${eventRoundId}`, {
+      headers: { authorization: `Bearer ${manifest.users.alice.access_token}` },
+    });
+    expect(res.status).toBe(200);
+    process.stdout.write(
+      `${report("nats-server restarted mid-burst", answers)}; ${retried.length} retried to 200; payments lost ${counts.filter((c) => c === 0).length}, doubled ${counts.filter((c) => c > 1).length}; settled ${Date.now() - restartedAt} ms after the restart\n`,
+    );
+  }, 180_000);
+});

@@ -1,0 +1,153 @@
+/**
+ * The outbox relay: what the channel takes is acknowledged, what it refuses stays for the next run, and
+ * embedded (no NATS) a publication is handled by the process's own consumers before it counts.
+ */
+import { ServiceBroker } from "moleculer";
+import {
+  DocumentOutbox,
+  outboxEntry,
+  outboxOnInsert,
+  OutboxRelay,
+  type OutboxEntry,
+  type OutboxFields,
+  type OutboxSource,
+  type PendingEntry,
+} from "../../shared/outbox";
+import { channelPublisher } from "../../shared/runtime/channels";
+import { NedbStore } from "../../shared/storage";
+
+const NOW = new Date("2030-01-01T00:00:00Z");
+
+function memorySource(entries: PendingEntry[]): OutboxSource & { left: PendingEntry[] } {
+  const left = [...entries];
+  return {
+    left,
+    pending: async (limit) => left.slice(0, limit),
+    acknowledge: async (p) => {
+      const i = left.findIndex((x) => x.entry.id === p.entry.id);
+      if (i >= 0) left.splice(i, 1);
+    },
+  };
+}
+
+const pending = (key: string): PendingEntry => ({
+  docId: key,
+  entry: outboxEntry("round.member.joined", key, { key }, NOW),
+});
+
+describe("outboxEntry", () => {
+  it("when the same fact is recorded twice, then both entries have the same id (the channel drops the second)", () => {
+    expect(outboxEntry("c", "round:user", {}, NOW).id).toBe(outboxEntry("c", "round:user", {}, NOW).id);
+    expect(outboxEntry("c", "round:user", {}, NOW).id).not.toBe(outboxEntry("c", "round:other", {}, NOW).id);
+    expect(outboxEntry("c", "round:user", {}, NOW).id).not.toBe(outboxEntry("d", "round:user", {}, NOW).id);
+  });
+});
+
+describe("OutboxRelay", () => {
+  it("when the channel takes every entry, then a run publishes them oldest first and acknowledges each", async () => {
+    const source = memorySource([pending("a"), pending("b")]);
+    const published: string[] = [];
+    const relay = new OutboxRelay(source, async (e) => void published.push(e.id), jest.fn());
+    await relay.run();
+    expect(published).toEqual([pending("a").entry.id, pending("b").entry.id]);
+    expect(source.left).toEqual([]);
+  });
+
+  it("when the channel refuses, then the entry stays, the run stops there, one warning is logged, and a later run publishes it", async () => {
+    const source = memorySource([pending("a"), pending("b")]);
+    const warn = jest.fn();
+    let down = true;
+    const publish = jest.fn(async () => {
+      if (down) throw new Error("no responders");
+    });
+    const relay = new OutboxRelay(source, publish, warn);
+    await relay.run();
+    await relay.run();
+    expect(source.left).toHaveLength(2);
+    expect(publish).toHaveBeenCalledTimes(2); // the first entry only, once per run
+    expect(warn).toHaveBeenCalledTimes(1);
+    down = false;
+    await relay.run();
+    expect(source.left).toEqual([]);
+  });
+
+  it("when deliver is given an entry and the channel hangs, then it returns after its bound and leaves the entry", async () => {
+    const source = memorySource([pending("a")]);
+    const relay = new OutboxRelay(source, () => new Promise(() => undefined), jest.fn(), {
+      deliverTimeoutMs: 50,
+    });
+    const started = Date.now();
+    await relay.deliver(source.left[0]);
+    expect(Date.now() - started).toBeLessThan(1000);
+    expect(source.left).toHaveLength(1);
+  });
+
+  it("when started, then it publishes what an earlier process left, and keeps sweeping until stopped", async () => {
+    jest.useFakeTimers();
+    try {
+      const source = memorySource([pending("left-by-a-crash")]);
+      const publish = jest.fn(async () => undefined);
+      const relay = new OutboxRelay(source, publish, jest.fn(), { sweepMs: 1000 });
+      relay.start();
+      await jest.advanceTimersByTimeAsync(0);
+      expect(source.left).toEqual([]);
+      source.left.push(pending("recorded-later"));
+      await jest.advanceTimersByTimeAsync(1000);
+      expect(source.left).toEqual([]);
+      await relay.stop();
+      source.left.push(pending("after-stop"));
+      await jest.advanceTimersByTimeAsync(5000);
+      expect(source.left).toHaveLength(1);
+    } finally {
+      jest.useRealTimers();
+    }
+  });
+});
+
+describe("DocumentOutbox with the embedded channel", () => {
+  interface Doc extends OutboxFields {
+    _id: string;
+  }
+
+  it("when the local consumer fails, then the fact stays in the outbox and the next run delivers it once", async () => {
+    const broker = new ServiceBroker({ logger: false });
+    const handled: unknown[] = [];
+    let failNext = true;
+    broker.createService({
+      name: "consumer",
+      channels: {
+        "round.member.joined": {
+          async handler(payload: unknown) {
+            if (failNext) {
+              failNext = false;
+              throw new Error("store down");
+            }
+            handled.push(payload);
+          },
+        },
+      },
+    } as never);
+    await broker.start();
+    const store = new NedbStore(null);
+    try {
+      const docs = store.collection<Doc>("docs");
+      const outbox = new DocumentOutbox(docs);
+      await outbox.init();
+      const entry: OutboxEntry = outboxEntry("round.member.joined", "r1:u1", { user_id: "u1" }, NOW);
+      await docs.insertOne({ _id: "r1", ...outboxOnInsert([entry]) });
+      const relay = new OutboxRelay(outbox, channelPublisher(broker), jest.fn());
+
+      await relay.run();
+      expect(handled).toEqual([]);
+      expect(await outbox.pending(10)).toHaveLength(1);
+
+      await relay.run();
+      expect(handled).toEqual([{ user_id: "u1" }]);
+      expect(await outbox.pending(10)).toEqual([]);
+      expect(await docs.findOne({ _id: "r1" })).toMatchObject({ outbox: {}, outbox_size: 0 });
+    } finally {
+      await store.close();
+      await broker.stop();
+    }
+  });
+});
