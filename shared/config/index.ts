@@ -227,8 +227,8 @@ export const configSchema = {
   ),
   notifierAckWaitSeconds: entry(
     "NOTIFIER_ACK_WAIT_SECONDS",
-    "300",
-    "How long JetStream waits for a job's acknowledgement before delivering it again (longer than a job takes)",
+    "15",
+    "Seconds without a sign of life (sent every third of this while a job runs) before JetStream hands a job out again",
     int(2, 86_400),
   ),
   notifierMaxDeliveries: entry(
