@@ -261,6 +261,12 @@ export const configSchema = {
     "Take the client address from X-Forwarded-For (behind a proxy that sets it)",
     bool,
   ),
+  shutdownTimeoutMs: entry(
+    "SHUTDOWN_TIMEOUT_MS",
+    "10000",
+    "On SIGTERM or SIGINT, how long a process lets the work in flight (requests, uploads, push batches) finish",
+    int(100, 600_000),
+  ),
   requestTimeoutMs: entry(
     "REQUEST_TIMEOUT_MS",
     "10000",
