@@ -111,7 +111,10 @@ export function brokerOptions(config: Config): BrokerOptions {
     // At most 100 calls of one action run at once on a node and 1,000 wait; beyond that the caller gets
     // 503 at once instead of piling work onto a saturated node (one slow action cannot starve the rest).
     bulkhead: { enabled: true, concurrency: 100, maxQueueSize: 1000 },
-    tracking: { enabled: true, shutdownTimeout: 5000 },
+    // A stopping process waits this long for the calls it serves or makes to finish (shared/runtime/shutdown).
+    tracking: { enabled: true, shutdownTimeout: config.shutdownTimeoutMs },
+    // Signals are handled by bin/start (bounded stop, exit code); a broker never installs its own.
+    skipProcessEventRegistration: true,
     // Prometheus scrapes each process on METRICS_PORT (requests, latencies, errors per action, event loop).
     metrics:
       config.metricsPort > 0

@@ -1,7 +1,7 @@
 /**
  * Starts the services this process runs (SERVICES), embedded by default: one broker, no transporter,
  * memory cacher, embedded store under DATA_DIR. On an empty DATA_DIR (outside production) it seeds the
- * demo dataset and prints how to call the API.
+ * demo dataset and prints how to call the API. SIGTERM or SIGINT stops it gracefully (shared/runtime/shutdown).
  */
 import type { AddressInfo } from "node:net";
 import type { Server } from "node:http";
@@ -10,6 +10,7 @@ import { embeddedStoreIsEmpty, writeManifest } from "../shared/ops/embedded";
 import { seed } from "../shared/ops/seed";
 import { createBroker } from "../shared/runtime/broker";
 import { startHealthServer } from "../shared/runtime/health-server";
+import { stopOnSignals } from "../shared/runtime/shutdown";
 
 async function main(): Promise<void> {
   const config = loadConfig();
@@ -22,6 +23,7 @@ async function main(): Promise<void> {
     embeddedStoreIsEmpty(config);
 
   const broker = createBroker(config);
+  stopOnSignals(broker, config.shutdownTimeoutMs);
   await broker.start();
   if (config.healthPort > 0 && !config.services.includes("gateway")) {
     const health = startHealthServer(broker, config.healthPort, config.services);

@@ -16,6 +16,8 @@ import type { Config } from "../shared/config";
 import { NotAuthenticatedError, TokenInvalidError } from "../shared/errors";
 import { noRetry, serviceConfig } from "../shared/runtime";
 import { checkReadiness } from "../shared/runtime/readiness";
+import { STOPPING_EVENT } from "../shared/runtime/shutdown";
+import { HttpDrain } from "./gateway/drain";
 import { toHttpError } from "./gateway/http-errors";
 import { TokenCache } from "./gateway/token-cache";
 import { ResponseCache } from "./gateway/response-cache";
@@ -61,6 +63,8 @@ interface GatewayService extends Service {
   openApi: Record<string, unknown>;
   aliases: AliasLike[];
   server: import("node:http").Server;
+  drain: HttpDrain;
+  beginDrain: () => void;
   specOf(req: Req): RouteSpec | undefined;
   readUpload(ctx: Context<unknown, AuthMeta>, req: Req, storeId: string): Promise<Record<string, unknown>>;
   sendJson(res: Res, status: number, body: unknown, headers?: Record<string, string>): void;
@@ -92,6 +96,9 @@ function writeJson(res: Res, status: number, json: string, headers: Record<strin
   });
   res.end(json);
 }
+
+/** After the requests in flight have finished: how long idle and half-done connections get to close. */
+const CONNECTION_CLOSE_MS = 1000;
 
 /** Every service some route (or authentication) needs. */
 const requiredServices = [...new Set(["auth", ...routes.map((r) => r.action.split(".")[0])])].sort();
@@ -413,9 +420,21 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
     this.openApi = buildOpenApi(routes, this.config.publicUrl);
     this.settings.port = this.config.port;
     this.settings.ip = this.config.host;
+    // moleculer-web has created its server by now (the mixin's `created` runs first).
+    this.drain = new HttpDrain(this.server);
+    this.beginDrain = () => this.drain.begin();
   },
 
+  started(this: GatewayService) {
+    // The stop begins: take no new connections while Moleculer waits for the requests in flight.
+    this.broker.localBus.on(STOPPING_EVENT, this.beginDrain);
+  },
+
+  // Runs before moleculer-web's own `stopped` (lifecycle handlers of mixins run in reverse on stop),
+  // which then finds the server closed already.
   async stopped(this: GatewayService) {
+    this.broker.localBus.off(STOPPING_EVENT, this.beginDrain);
+    await this.drain.end(CONNECTION_CLOSE_MS);
     await this.counters?.close();
   },
 };

@@ -16,6 +16,7 @@ import {
 import type { Config } from "../shared/config";
 import { NotFoundError } from "../shared/errors";
 import { noRetry, serviceConfig, serviceStore } from "../shared/runtime";
+import { STOPPING_EVENT } from "../shared/runtime/shutdown";
 import { acceptMulticast } from "./notifier/accept";
 import { deliverJob, type DeliverDeps } from "./notifier/deliver";
 import { JobsRepository, type JobDoc } from "./notifier/jobs.repository";
@@ -30,9 +31,11 @@ interface NotifierService extends Service {
   transport: PushTransport;
   queue: LocalJobQueue | null;
   stopping: boolean;
+  markStopping: () => void;
   sweepTimer: NodeJS.Timeout | null;
   deliverDeps(): DeliverDeps;
   deliver(jobId: string): Promise<void>;
+  unfinished(jobId: string): Promise<boolean>;
   enqueue(jobId: string): Promise<void>;
 }
 
@@ -42,9 +45,19 @@ interface ApiKeyMeta {
 }
 
 /** The JetStream message the channels adapter passes next to the payload. */
-interface InProgressSignal {
+interface JetStreamMessage {
   working?: () => void;
+  /** Gives the message back for redelivery after `delayMs`; the adapter's own ack after it is then ignored. */
+  nak?: (delayMs?: number) => void;
 }
+
+/**
+ * A job given back by a stopping notifier is redelivered after this long: enough for the stopping
+ * process's own subscription to be gone (the adapter drains it within about a second once its last
+ * job is given back; a redelivery landing on it would be ignored and wait out the whole window), short
+ * enough for another notifier to take over at once.
+ */
+const HAND_BACK_DELAY_MS = 3000;
 
 const iso = (d: Date | null) => (d ? new Date(d).toISOString() : null);
 
@@ -115,16 +128,33 @@ const NotifierServiceSchema: ServiceSchema<Record<string, never>, NotifierServic
     [JOBS_CHANNEL]: {
       group: "notifier",
       maxInFlight: 2,
-      async handler(this: NotifierService, msg: JobMessage, raw?: InProgressSignal) {
+      async handler(this: NotifierService, msg: JobMessage, raw?: JetStreamMessage) {
+        // A job that reaches a stopping notifier is given back untouched (no attempt counted).
+        if (this.stopping && raw?.nak) {
+          raw.nak(HAND_BACK_DELAY_MS);
+          return;
+        }
         // The adapter signals "in progress" once, on receipt; a job can outlast the acknowledgement
         // window, so keep signalling while it runs, or JetStream would hand it out a second time.
         const everyMs = (this.config.notifierAckWaitSeconds * 1000) / 3;
         const heartbeat = raw?.working ? setInterval(() => raw.working?.(), everyMs) : null;
+        let failure: { err: unknown } | null = null;
         try {
           await this.deliver(msg.job_id);
+        } catch (err) {
+          failure = { err };
         } finally {
           if (heartbeat) clearInterval(heartbeat);
         }
+        // Stopped between batches (the batches in flight are recorded): the job is unfinished, and the
+        // adapter would acknowledge it on return. Give it back so it resumes elsewhere without waiting
+        // out the acknowledgement window.
+        if (this.stopping && (await this.unfinished(msg.job_id))) {
+          if (!raw?.nak) throw new Error(`Stopped before job ${msg.job_id} finished`);
+          raw.nak(HAND_BACK_DELAY_MS);
+          return;
+        }
+        if (failure) throw failure.err;
       },
     },
   },
@@ -176,6 +206,11 @@ const NotifierServiceSchema: ServiceSchema<Record<string, never>, NotifierServic
       }
     },
 
+    async unfinished(this: NotifierService, jobId: string): Promise<boolean> {
+      const job = await this.jobs.find(jobId);
+      return !!job && (job.status === "queued" || job.status === "sending");
+    },
+
     async enqueue(this: NotifierService, jobId: string): Promise<void> {
       const send = (this.broker as unknown as { sendToChannel?: (c: string, m: JobMessage) => Promise<void> })
         .sendToChannel;
@@ -188,6 +223,9 @@ const NotifierServiceSchema: ServiceSchema<Record<string, never>, NotifierServic
     this.config = serviceConfig(this);
     this.stopping = false;
     this.sweepTimer = null;
+    this.markStopping = () => {
+      this.stopping = true;
+    };
   },
 
   async started(this: NotifierService) {
@@ -220,9 +258,13 @@ const NotifierServiceSchema: ServiceSchema<Record<string, never>, NotifierServic
       this.sweepTimer = setInterval(() => void sweep().catch(() => undefined), 60_000).unref();
     }
     this.queue?.kick();
+    // From the first moment of a stop no new batch starts: the ones in flight finish and are recorded
+    // while Moleculer waits, and the job is given back (channel) or resumed at the next start (embedded).
+    this.broker.localBus.on(STOPPING_EVENT, this.markStopping);
   },
 
   async stopped(this: NotifierService) {
+    this.broker.localBus.off(STOPPING_EVENT, this.markStopping);
     this.stopping = true;
     if (this.sweepTimer) clearInterval(this.sweepTimer);
     await this.queue?.stop();

@@ -227,8 +227,8 @@ export const configSchema = {
   ),
   notifierAckWaitSeconds: entry(
     "NOTIFIER_ACK_WAIT_SECONDS",
-    "300",
-    "How long JetStream waits for a job's acknowledgement before delivering it again (longer than a job takes)",
+    "15",
+    "Seconds without a sign of life (sent every third of this while a job runs) before JetStream hands a job out again",
     int(2, 86_400),
   ),
   notifierMaxDeliveries: entry(
@@ -260,6 +260,12 @@ export const configSchema = {
     "false",
     "Take the client address from X-Forwarded-For (behind a proxy that sets it)",
     bool,
+  ),
+  shutdownTimeoutMs: entry(
+    "SHUTDOWN_TIMEOUT_MS",
+    "10000",
+    "On SIGTERM or SIGINT, how long a process lets the work in flight (requests, uploads, push batches) finish",
+    int(100, 600_000),
   ),
   requestTimeoutMs: entry(
     "REQUEST_TIMEOUT_MS",

@@ -2,10 +2,11 @@
  * Builds a broker for a process: options from the configuration, the configuration bound to it (services
  * read it through configOf), the store closed when it stops, and the services the config names.
  */
-import { ServiceBroker, type ServiceSchema } from "moleculer";
+import type { ServiceBroker, ServiceSchema } from "moleculer";
 import { brokerOptions } from "../../moleculer.config";
 import { bindConfig, type Config } from "../config";
 import { closeStoreOf } from "../storage";
+import { GracefulBroker } from "./shutdown";
 import AuthService from "../../services/auth.service";
 import GatewayService from "../../services/gateway.service";
 import NotifierService from "../../services/notifier.service";
@@ -35,7 +36,7 @@ export function createBroker(config: Config, services: string[] = config.service
     );
   }
   const options = brokerOptions(config);
-  const broker = new ServiceBroker({
+  const broker = new GracefulBroker({
     ...options,
     stopped: async (b) => {
       await closeStoreOf(b);

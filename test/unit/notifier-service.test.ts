@@ -1,6 +1,7 @@
 /**
- * The notifier service's `deliver` method without a broker (called with a stand-in `this`): the bound
- * NOTIFIER_MAX_DELIVERIES on attempts at one job, and the job view GET /notifications/{id} answers.
+ * The notifier service's `deliver` method and its jobs channel handler without a broker (called with a
+ * stand-in `this`): the bound NOTIFIER_MAX_DELIVERIES on attempts at one job, the job view GET
+ * /notifications/{id} answers, and what a stop does to a job on the channel.
  */
 import type { Config } from "../../shared/config";
 import { NedbStore } from "../../shared/storage";
@@ -121,5 +122,84 @@ describe("toJobView", () => {
     });
     const started = await jobs.startDelivery("job_v", new Date("2033-04-05T06:07:09.500Z"));
     expect(toJobView(started!)).toMatchObject({ status: "sending", started_at: "2033-04-05T06:07:09.500Z" });
+  });
+});
+
+describe("the notifier.jobs channel handler during a stop", () => {
+  type Handler = (this: unknown, msg: { job_id: string }, raw?: unknown) => Promise<void>;
+  const channel = NotifierServiceSchema.channels!["notifier.jobs"] as unknown as { handler: Handler };
+  const unfinished = NotifierServiceSchema.methods!.unfinished as unknown as (
+    this: unknown,
+    id: string,
+  ) => Promise<boolean>;
+
+  /** A stand-in service whose one job has two batches; `stopAfterFirstSend` begins the stop mid-job. */
+  async function stoppable(stopAfterFirstSend: boolean) {
+    const jobs = new JobsRepository(new NedbStore(null));
+    const userIds = Array.from({ length: 600 }, (_, i) => `u${String(i).padStart(3, "0")}`);
+    await jobs.create("job_s", { title: "Hi", user_ids: userIds }, "hash", NOW);
+    const sends: number[] = [];
+    const service: Record<string, unknown> = {
+      jobs,
+      stopping: false,
+      config: { notifierMaxDeliveries: 5, notifierAckWaitSeconds: 15 } as Partial<Config> as Config,
+    };
+    const deps: DeliverDeps = {
+      jobs,
+      deviceTokens: async (ids) => ({ tokens: ids.map((id) => `tok-${id}`), users_with_devices: ids.length }),
+      prune: async () => 0,
+      transport: {
+        name: "fake",
+        send: async (_m, tokens): Promise<TokenResult[]> => {
+          sends.push(tokens.length);
+          if (stopAfterFirstSend) service.stopping = true;
+          return tokens.map(() => ({ success: true }));
+        },
+        close: async () => undefined,
+      },
+      concurrency: 1,
+      maxRetries: 0,
+      retryBaseMs: 1,
+      sleep: async () => undefined,
+      now: () => NOW,
+      stopping: () => service.stopping as boolean,
+    };
+    service.deliverDeps = () => deps;
+    service.deliver = (id: string) => deliverMethod.call(service, id);
+    service.unfinished = (id: string) => unfinished.call(service, id);
+    const raw = { working: jest.fn(), nak: jest.fn() };
+    return {
+      jobs,
+      sends,
+      service,
+      raw,
+      handle: () => channel.handler.call(service, { job_id: "job_s" }, raw),
+    };
+  }
+
+  it("when a job arrives at a notifier that is stopping, then it is given back for later redelivery untouched", async () => {
+    const s = await stoppable(false);
+    s.service.stopping = true;
+    await s.handle();
+    expect(s.raw.nak).toHaveBeenCalledWith(3000);
+    expect(s.sends).toEqual([]);
+    expect((await s.jobs.find("job_s"))?.deliveries).toBe(0);
+  });
+
+  it("when the stop begins while a job runs, then the batch in flight is recorded, no other starts, and the job is given back instead of acknowledged", async () => {
+    const s = await stoppable(true);
+    await s.handle();
+    expect(s.sends).toEqual([500]);
+    expect(s.raw.nak).toHaveBeenCalledWith(3000);
+    const job = await s.jobs.find("job_s");
+    expect(job).toEqual(expect.objectContaining({ status: "sending", sent: 500 }));
+  });
+
+  it("when a job finishes without a stop, then it is not given back (the adapter acknowledges it)", async () => {
+    const s = await stoppable(false);
+    await s.handle();
+    expect(s.sends).toEqual([500, 100]);
+    expect(s.raw.nak).not.toHaveBeenCalled();
+    expect((await s.jobs.find("job_s"))?.status).toBe("done");
   });
 });

@@ -1,0 +1,55 @@
+/**
+ * Steady load for the fault cases: clients reading one URL in a loop, every outcome recorded with when
+ * it was sent. Start the cluster with NO_GATEWAY_CACHES so every read makes every hop.
+ */
+
+export interface ReadOutcome {
+  sentAt: number;
+  ms: number;
+  /** 0 when no answer came: the connection failed, was reset, or the read timed out. */
+  status: number;
+  body: unknown;
+  /** Why no answer came (the fetch error's cause code or name). */
+  error?: string;
+}
+
+/** Every read pays the calls to auth, users and rounds: no gateway-side token or answer cache. */
+export const NO_GATEWAY_CACHES = { AUTH_CACHE_SECONDS: "0", RESPONSE_CACHE_MS: "0" };
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+function failureOf(err: unknown): string {
+  const e = err as { name?: string; cause?: { code?: string; name?: string } };
+  return e?.cause?.code ?? e?.cause?.name ?? e?.name ?? "error";
+}
+
+/** `clients` readers of one URL until stopped (a failed read waits 50 ms before the next). */
+export function steadyReads(url: string, headers: Record<string, string>, clients = 8) {
+  const outcomes: ReadOutcome[] = [];
+  let stopped = false;
+  const worker = async () => {
+    while (!stopped) {
+      const sentAt = Date.now();
+      let status = 0;
+      let body: unknown = null;
+      let error: string | undefined;
+      try {
+        const res = await fetch(url, { headers, signal: AbortSignal.timeout(30_000) });
+        status = res.status;
+        body = await res.json().catch(() => null);
+      } catch (err) {
+        error = failureOf(err);
+      }
+      outcomes.push({ sentAt, ms: Date.now() - sentAt, status, body, ...(error ? { error } : {}) });
+      if (status !== 200) await sleep(50);
+    }
+  };
+  const workers = Array.from({ length: clients }, worker);
+  return {
+    outcomes,
+    stop: async () => {
+      stopped = true;
+      await Promise.all(workers);
+    },
+  };
+}
