@@ -20,6 +20,7 @@ import { createBroker } from "../../shared/runtime/broker";
 import { dbDir, storeOf } from "../../shared/storage";
 import { startCluster, type Cluster } from "./cluster";
 import { nedbFolderReader, type StoreReader } from "./store-reader";
+import { channelsDrained } from "./jetstream";
 
 export interface System {
   broker: ServiceBroker;
@@ -116,12 +117,14 @@ async function startClusterSystem(opts: StartOptions): Promise<System> {
     cluster,
     inspect: async (service) => nedbFolderReader(dbDir({ dataDir: dataDirOf(service) })),
     dataDirOf,
-    // Handlers run on arrival; a round trip to every node after the publish, twice with a pause, outlasts them.
+    // Plain events: handlers run on arrival, and a round trip to every node after the publish, twice with
+    // a pause, outlasts them. Durable facts: every JetStream consumer has handled what was published.
     settle: async () => {
       for (let i = 0; i < 2; i++) {
         await new Promise((r) => setTimeout(r, 150));
         await cluster.ready();
       }
+      await channelsDrained(cluster.nats.url, cluster.namespace);
     },
     stop: () => cluster.stop(),
   };
