@@ -132,6 +132,11 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
         authorization: true,
         aliases: {
           ...Object.fromEntries(routes.map((r) => [`${r.method} ${r.path}`, r.action])),
+          // The printed API address opened in a browser: the API reference.
+          "GET /"(_req: Req, res: Res) {
+            res.writeHead(302, { Location: "/docs", "Content-Length": 0 });
+            res.end();
+          },
           "GET /health"(this: GatewayService, _req: Req, res: Res) {
             const ready = this.broker.started;
             this.sendJson(res, ready ? 200 : 503, { status: ready ? "ok" : "starting" });

@@ -45,6 +45,15 @@ describe("gateway routing", () => {
     });
   });
 
+  it("when the API's root address is opened (as a browser does), then it is sent to the API reference", async () => {
+    const res = await fetch(`${sys.baseUrl}/`, { redirect: "manual" });
+    expect(res.status).toBe(302);
+    expect(res.headers.get("location")).toBe("/docs");
+    const followed = await fetch(`${sys.baseUrl}/`);
+    expect(followed.status).toBe(200);
+    expect(followed.headers.get("content-type")).toMatch(/^text\/html/);
+  });
+
   it("when /health is called after start, then 200 status ok", async () => {
     const res = await api(sys, "GET", "/health");
     expect(res.status).toBe(200);

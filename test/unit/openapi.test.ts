@@ -1,7 +1,8 @@
 /**
  * The API document itself: valid OpenAPI 3.1 (checked by an OpenAPI validator from npm), complete (every
  * route of the spec and the extensions, both security schemes, the multipart upload), and faithful to
- * the spec's field tables (../shared/spec/service-interface.md): required keys, nullability and types.
+ * the interface's field tables (test/fixtures/spec-fields.json, the section 2 tables of the interface
+ * description 1.0.0): required keys, nullability and types.
  */
 import { spawnSync } from "node:child_process";
 import fs from "node:fs";
@@ -11,7 +12,18 @@ import { openApi } from "../support/contract";
 
 type Json = Record<string, any>;
 const root = path.resolve(__dirname, "../..");
-const specPath = path.resolve(root, "../shared/spec/service-interface.md");
+
+interface SpecRow {
+  field: string;
+  type: string;
+  required: string;
+  notes: string;
+}
+/** The field tables of the interface description, kept with the project as a fixture. */
+const specFields = JSON.parse(fs.readFileSync(path.join(root, "test/fixtures/spec-fields.json"), "utf8")) as {
+  tables: Record<string, SpecRow[]>;
+  lists: Record<string, { field: string; type: string }[]>;
+};
 
 function validate(doc: Json): { valid: boolean; errors?: unknown } {
   const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "openapi-")), "doc.json");
@@ -89,25 +101,11 @@ describe("the OpenAPI document", () => {
   });
 });
 
-/** Rows of the markdown table under a "### <heading>" of the spec. */
-function specTable(heading: string): { field: string; type: string; required: string; notes: string }[] {
-  const text = fs.readFileSync(specPath, "utf8");
-  const start = text.indexOf(`### ${heading}`);
-  const section = text.slice(start, text.indexOf("\n### ", start + 4));
-  const rows = section.split("\n").filter((l) => l.startsWith("|") && !l.startsWith("|---"));
-  const [header, ...body] = rows.map((r) =>
-    r
-      .split("|")
-      .slice(1, -1)
-      .map((c) => c.trim()),
-  );
-  const col = (name: string) => header.findIndex((h) => h.toLowerCase() === name);
-  return body.map((c) => ({
-    field: c[col("field")],
-    type: c[col("type")] ?? "",
-    required: col("required") >= 0 ? c[col("required")] : "",
-    notes: col("notes") >= 0 ? c[col("notes")] : "",
-  }));
+/** Rows of the field table of a section of the interface. */
+function specTable(heading: string): SpecRow[] {
+  const rows = specFields.tables[heading];
+  if (!rows) throw new Error(`no field table for ${heading} in the fixture`);
+  return rows;
 }
 
 const okSchema = (p: string, m: string, s = "200") =>
@@ -190,17 +188,7 @@ describe("the document against the spec's field tables", () => {
   ])(
     "when §%s (an inline list) is compared, then every named field has its type and is required",
     (heading, schemaOf) => {
-      const text = fs.readFileSync(specPath, "utf8");
-      const start = text.indexOf(`### ${heading}`);
-      const line = text
-        .slice(start, text.indexOf("\n### ", start + 4))
-        .split("\n")
-        .slice(1)
-        .join(" ");
-      const fields = [...line.matchAll(/([a-z_]+) \((string|integer|boolean|number)/g)].map((m) => [
-        m[1],
-        m[2],
-      ]);
+      const fields = (specFields.lists[heading] ?? []).map((f) => [f.field, f.type]);
       expect(fields.length).toBeGreaterThan(2);
       const schema = schemaOf();
       for (const [field, type] of fields) {
