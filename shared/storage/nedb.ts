@@ -19,6 +19,46 @@ import {
 
 type Doc = { _id: string | number };
 
+const model = require("@seald-io/nedb/lib/model") as { serialize(doc: unknown): string };
+
+interface NedbPersistence {
+  inMemoryOnly: boolean;
+  filename: string;
+  modes: { fileMode: number };
+  afterSerialization(line: string): Promise<string>;
+  persistNewStateAsync(docs: unknown[]): Promise<void>;
+}
+
+/**
+ * NeDB appends every write to its file with `fs.appendFile`: open, write and close, each a trip to the
+ * thread pool (a quarter of a token refresh's time went there). This keeps the file open and appends
+ * with one synchronous write instead: the bytes reach the kernel before the operation resolves, as
+ * before (a killed process loses nothing it answered), in a few microseconds. Compaction replaces the
+ * file (write elsewhere, rename), so the descriptor is dropped then and the next write opens the new one.
+ * Returns what closes the descriptor.
+ */
+function appendThroughOpenFile(ds: Datastore<Doc>): () => void {
+  const persistence = (ds as unknown as { persistence: NedbPersistence }).persistence;
+  let fd: number | null = null;
+  const release = () => {
+    if (fd !== null) fs.closeSync(fd);
+    fd = null;
+  };
+  if (persistence.inMemoryOnly) return release;
+  ds.on("compaction.done", release);
+  persistence.persistNewStateAsync = async (docs: unknown[]) => {
+    let lines = "";
+    for (const doc of docs) lines += `${await persistence.afterSerialization(model.serialize(doc))}\n`;
+    if (lines.length === 0) return;
+    fd ??= fs.openSync(persistence.filename, "a", persistence.modes.fileMode);
+    const bytes = Buffer.from(lines, "utf8");
+    for (let written = 0; written < bytes.length;) {
+      written += fs.writeSync(fd, bytes, written, bytes.length - written);
+    }
+  };
+  return release;
+}
+
 function rethrow(err: unknown): never {
   if (err && typeof err === "object" && (err as { errorType?: string }).errorType === "uniqueViolated") {
     throw new DuplicateKeyError((err as Error).message);
@@ -27,7 +67,11 @@ function rethrow(err: unknown): never {
 }
 
 class NedbCollection<T extends Doc> implements Collection<T> {
-  constructor(private readonly ds: Datastore<T>) {}
+  private readonly closeFile: () => void;
+
+  constructor(private readonly ds: Datastore<T>) {
+    this.closeFile = appendThroughOpenFile(ds as unknown as Datastore<Doc>);
+  }
 
   async insertOne(doc: T): Promise<T> {
     try {
@@ -115,6 +159,12 @@ class NedbCollection<T extends Doc> implements Collection<T> {
   compact(): Promise<void> {
     return this.ds.compactDatafileAsync();
   }
+
+  /** Compacts the file (NeDB appends every change) and lets go of it. */
+  async close(): Promise<void> {
+    await this.compact().catch(() => undefined);
+    this.closeFile();
+  }
 }
 
 const pidAlive = (pid: number): boolean => {
@@ -201,7 +251,7 @@ export class NedbStore implements Store {
   async close(): Promise<void> {
     if (this.dir) {
       // NeDB appends every change; compacting on close keeps the files as small as the data.
-      await Promise.all([...this.collections.values()].map((c) => c.compact().catch(() => undefined)));
+      await Promise.all([...this.collections.values()].map((c) => c.close()));
     }
     this.collections.clear();
     if (this.dir) releaseLock(this.dir);

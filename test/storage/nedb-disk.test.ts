@@ -83,6 +83,44 @@ describe("NeDB on disk", () => {
     await closeStore(second);
   });
 
+  it("when a process is killed (-9) right after its writes, with a compaction between them, then the next store on the folder finds every write", async () => {
+    const dir = freshDir();
+    const script = `
+      const { NedbStore } = require("./shared/storage");
+      (async () => {
+        const docs = new NedbStore(${JSON.stringify(dir)}).collection("things");
+        await docs.insertMany([{ _id: "a", n: 1 }, { _id: "b", n: 2 }, { _id: "c", n: 3 }]);
+        await docs.updateOne({ _id: "a" }, { $inc: { n: 10 } });
+        await docs.compact();
+        await docs.updateOne({ _id: "b" }, { $set: { n: 20 } });
+        await docs.deleteOne({ _id: "c" });
+        await docs.insertOne({ _id: "d", n: 4 });
+        process.stdout.write("written\\n");
+        setInterval(() => undefined, 1000);
+      })();
+    `;
+    const child = spawn(process.execPath, ["-r", "ts-node/register/transpile-only", "-e", script], {
+      cwd: path.resolve(__dirname, "../.."),
+      stdio: ["ignore", "pipe", "inherit"],
+    });
+    await new Promise<void>((resolve, reject) => {
+      child.stdout?.on("data", (b: Buffer) => b.toString().includes("written") && resolve());
+      child.once("exit", (code) => reject(new Error(`writer exited early (${code})`)));
+    });
+    const exited = new Promise((r) => child.once("exit", r));
+    child.kill("SIGKILL");
+    await exited;
+
+    const store = openStore(dir);
+    const docs = store.collection<{ _id: string; n: number }>("things");
+    expect(await docs.find({}, { sort: { _id: 1 } })).toEqual([
+      { _id: "a", n: 11 },
+      { _id: "b", n: 20 },
+      { _id: "d", n: 4 },
+    ]);
+    await closeStore(store);
+  }, 30_000);
+
   it("when a store holds a dir, then the lock file names this process and close removes it", async () => {
     const dir = freshDir();
     const store = openStore(dir);
