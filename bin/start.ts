@@ -9,6 +9,7 @@ import { isEmbedded, loadConfig } from "../shared/config";
 import { embeddedStoreIsEmpty, writeManifest } from "../shared/ops/embedded";
 import { seed } from "../shared/ops/seed";
 import { createBroker } from "../shared/runtime/broker";
+import { installCrashHandlers } from "../shared/runtime/crash";
 import { startHealthServer } from "../shared/runtime/health-server";
 
 async function main(): Promise<void> {
@@ -22,6 +23,9 @@ async function main(): Promise<void> {
     embeddedStoreIsEmpty(config);
 
   const broker = createBroker(config);
+  // An exception nobody caught is logged with its request id and ends the process (exit 1) for its
+  // supervisor to restart; it is never swallowed.
+  installCrashHandlers({ logger: broker.getLogger("process") });
   await broker.start();
   if (config.healthPort > 0 && !config.services.includes("gateway")) {
     const health = startHealthServer(broker, config.healthPort, config.services);
