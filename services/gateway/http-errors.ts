@@ -91,8 +91,6 @@ export function toHttpError(err: unknown, spec?: RouteSpec): HttpError {
   switch (type) {
     case "UNABLE_DECODE_PARAM": // a path parameter with a malformed percent-escape (%ZZ): names nothing
       return detail(404, "Not Found");
-    case "MAX_PAYLOAD_EXCEEDED": // NATS refused the call's packet (over the server's max_payload)
-      return detail(413, "Request too large for the service to receive");
     case "SERVICE_NOT_FOUND":
     case "SERVICE_NOT_AVAILABLE":
     case "SERVICE_UNAVAILABLE": // moleculer-web, when no node serves the action
@@ -108,6 +106,8 @@ export function toHttpError(err: unknown, spec?: RouteSpec): HttpError {
     case "QUEUE_FULL":
       return detail(503, "Service Unavailable", { "Retry-After": "1" });
   }
+  // NATS refused the call's packet (over the server's max_payload); its errors carry a string code.
+  if (e.code === "MAX_PAYLOAD_EXCEEDED") return detail(413, "Request too large for the service to receive");
   // Infrastructure errors without a known type (moleculer-web's ServiceUnavailableError has none).
   if (code === 503) return detail(503, "Service Unavailable", { "Retry-After": "1" });
   if (code === 504) return detail(504, "Gateway Timeout");

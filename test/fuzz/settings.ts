@@ -3,10 +3,10 @@
  * FUZZ_SEED (an integer, or "random"; CI uses a fixed one), FUZZ_RUNS (inputs per operation),
  * FUZZ_PATH (fast-check's replay path of a failure), FUZZ_OPERATION ("POST /auth/refresh-token": that
  * operation only, to replay one failure), FUZZ_SURVEY=1 (try every input and print a summary
- * of the failures instead of stopping at the first).
+ * of the failures instead of stopping at the first), FUZZ_SHRINK=1 (shrink a failure before reporting).
  */
 export const CI_SEED = 20260101;
-export const CI_RUNS_PER_OPERATION = 100;
+export const CI_RUNS_PER_OPERATION = 200;
 
 function seedOf(value: string | undefined): number {
   if (value === undefined || value === "") return CI_SEED;
@@ -22,4 +22,6 @@ export const fuzzSettings = {
   path: process.env.FUZZ_PATH || undefined,
   operation: process.env.FUZZ_OPERATION || undefined,
   survey: process.env.FUZZ_SURVEY === "1",
+  /** Shrink a failure to a smaller request (slow: every step is a request). */
+  shrink: process.env.FUZZ_SHRINK === "1",
 };

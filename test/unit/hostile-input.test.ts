@@ -149,10 +149,7 @@ describe("error answers", () => {
   });
 
   it("when NATS refuses an oversized call packet, then 413 rather than 500", () => {
-    const err = Object.assign(new Error("MAX_PAYLOAD_EXCEEDED"), {
-      code: "MAX_PAYLOAD_EXCEEDED",
-      type: "MAX_PAYLOAD_EXCEEDED",
-    });
+    const err = Object.assign(new Error("MAX_PAYLOAD_EXCEEDED"), { code: "MAX_PAYLOAD_EXCEEDED" });
     expect(toHttpError(err).status).toBe(413);
   });
 });
