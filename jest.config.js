@@ -34,5 +34,14 @@ module.exports = {
       ].map((suite) => `<rootDir>/test/e2e/${suite}.test.ts`),
       setupFiles: ["<rootDir>/test/support/cluster-topology.js"],
     },
+    // Hostile requests for every operation of the OpenAPI document (property-based, fast-check), with a
+    // fixed seed and a bounded number of runs here; `npm run fuzz` runs longer with a random seed.
+    { ...common, displayName: "fuzz", testMatch: ["<rootDir>/test/fuzz/**/*.test.ts"] },
+    {
+      ...common,
+      displayName: "fuzz-cluster",
+      testMatch: ["<rootDir>/test/fuzz/**/*.test.ts"],
+      setupFiles: ["<rootDir>/test/support/cluster-topology.js"],
+    },
   ],
 };

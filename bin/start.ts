@@ -9,6 +9,7 @@ import { isEmbedded, loadConfig } from "../shared/config";
 import { embeddedStoreIsEmpty, writeManifest } from "../shared/ops/embedded";
 import { seed } from "../shared/ops/seed";
 import { createBroker } from "../shared/runtime/broker";
+import { installCrashHandlers } from "../shared/runtime/crash";
 import { startHealthServer } from "../shared/runtime/health-server";
 import { stopOnSignals } from "../shared/runtime/shutdown";
 
@@ -24,6 +25,9 @@ async function main(): Promise<void> {
 
   const broker = createBroker(config);
   stopOnSignals(broker, config.shutdownTimeoutMs);
+  // An exception nobody caught is logged with its request id and ends the process (exit 1) for its
+  // supervisor to restart; it is never swallowed.
+  installCrashHandlers({ logger: broker.getLogger("process") });
   await broker.start();
   if (config.healthPort > 0 && !config.services.includes("gateway")) {
     const health = startHealthServer(broker, config.healthPort, config.services);

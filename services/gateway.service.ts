@@ -18,7 +18,9 @@ import { noRetry, serviceConfig } from "../shared/runtime";
 import { checkReadiness } from "../shared/runtime/readiness";
 import { STOPPING_EVENT } from "../shared/runtime/shutdown";
 import { HttpDrain } from "./gateway/drain";
-import { toHttpError } from "./gateway/http-errors";
+import { encodeHttpError, FALLBACK_ERROR_JSON, toHttpError } from "./gateway/http-errors";
+import { answerClientError } from "./gateway/client-error";
+import { requestContext } from "../shared/runtime/request-context";
 import { TokenCache } from "./gateway/token-cache";
 import { ResponseCache } from "./gateway/response-cache";
 import { sendInChunks } from "./gateway/chunked-upload";
@@ -73,10 +75,23 @@ interface GatewayService extends Service {
 
 const MAX_TOKEN_LENGTH = 8192;
 
-/** moleculer-web's own callAction, which the override falls back to. */
-const apiGatewayCallAction = (
-  ApiGateway as unknown as { methods: { callAction: (...args: unknown[]) => unknown } }
-).methods.callAction;
+/** moleculer-web's own methods the overrides fall back to. */
+const apiGatewayMethods = (
+  ApiGateway as unknown as {
+    methods: {
+      callAction: (...args: unknown[]) => unknown;
+      httpHandler: (...args: unknown[]) => Promise<unknown>;
+    };
+  }
+).methods;
+const apiGatewayCallAction = apiGatewayMethods.callAction;
+const apiGatewayHttpHandler = apiGatewayMethods.httpHandler;
+
+/** The request id of a request: the context's once it exists, else the client's X-Request-ID. */
+function requestIdOf(req: Req): string | undefined {
+  const id = req.$ctx?.requestID ?? req.headers["x-request-id"];
+  return typeof id === "string" ? id : undefined;
+}
 
 /** An event group of this gateway process alone, so events about caches reach every gateway. */
 const gatewayGroup = `gateway-${randomUUID()}`;
@@ -371,9 +386,39 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
       return { tag, key: `${spec.action}\u0000${userId}\u0000${JSON.stringify(params)}` };
     },
 
-    /** Overrides moleculer-web's, which logs every non-4xx error with its stack before mapping it. */
+    /**
+     * Overrides moleculer-web's: each request runs in its own request context (shared/runtime/
+     * request-context), so an exception escaping it is logged with its request id (shared/runtime/crash);
+     * one escaping this promise is tagged with it.
+     */
+    httpHandler(this: GatewayService, req: Req, res: Res, next?: unknown): Promise<unknown> {
+      return requestContext.run({ requestID: () => requestIdOf(req) }, () =>
+        apiGatewayHttpHandler.call(this, req, res, next).catch((err: unknown) => {
+          if (err !== null && typeof err === "object" && !("requestID" in err)) {
+            (err as { requestID?: string }).requestID = requestIdOf(req);
+          }
+          throw err;
+        }),
+      );
+    },
+
+    /**
+     * Overrides moleculer-web's, which logs every non-4xx error with its stack before mapping it. Never
+     * throws: an error answer that cannot be built becomes a fixed 500 (or, once headers are out, a
+     * closed connection).
+     */
     errorHandler(this: GatewayService, req: Req, res: Res, err: unknown) {
-      this.sendError(req, res, err);
+      try {
+        this.sendError(req, res, err);
+      } catch (failure) {
+        this.logger.error("Error answer failed", { url: req.url, requestID: requestIdOf(req) }, failure);
+        try {
+          if (!res.headersSent) writeJson(res, 500, FALLBACK_ERROR_JSON);
+          else res.destroy();
+        } catch {
+          req.socket?.destroy();
+        }
+      }
     },
 
     /** Overrides moleculer-web's: every error leaves here in the spec's shape. */
@@ -392,17 +437,27 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
           }, 2000).unref();
         });
       }
-      const where = { method: req.method, url: req.url, requestID: req.$ctx?.requestID };
+      const where = { method: req.method, url: req.url?.slice(0, 2048), requestID: requestIdOf(req) };
+      const encoded = encodeHttpError(mapped);
       if (mapped.unexpected) this.logger.error("Unexpected error", where, err);
+      else if (encoded.fallback) this.logger.error("Error answer could not be encoded", where, err);
       else if (mapped.status >= 500)
         this.logger.warn(`${mapped.status} ${String(mapped.body.detail)}`, where);
-      this.sendJson(res, mapped.status, mapped.body, mapped.headers);
+      writeJson(res, encoded.status, encoded.json, encoded.fallback ? {} : mapped.headers);
     },
 
     /** No route matched: 405 with Allow when the path exists under another method, else 404. */
     send404(this: GatewayService, req: Req, res: Res) {
       const url = req.parsedUrl ?? (req.url ?? "/").split("?")[0];
-      const allowed = [...new Set(this.aliases.filter((a) => a.match(url)).map((a) => a.method))];
+      // A path moleculer-web cannot decode (a malformed escape) matches no alias.
+      const matches = (a: AliasLike) => {
+        try {
+          return a.match(url) !== false;
+        } catch {
+          return false;
+        }
+      };
+      const allowed = [...new Set(this.aliases.filter(matches).map((a) => a.method))];
       if (allowed.length > 0) {
         this.sendJson(res, 405, { detail: "Method Not Allowed" }, { Allow: allowed.join(", ") });
       } else {
@@ -423,6 +478,8 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
     this.tokens = new TokenCache(this.config.authCacheSeconds * 1000, 10_000);
     this.responses = new ResponseCache(this.config.responseCacheMs, 10_000);
     this.openApi = buildOpenApi(routes, this.config.publicUrl);
+    // What Node's HTTP parser refuses is answered in the spec's shape too (gateway/client-error).
+    this.server.on("clientError", answerClientError);
     this.settings.port = this.config.port;
     this.settings.ip = this.config.host;
     // moleculer-web has created its server by now (the mixin's `created` runs first).

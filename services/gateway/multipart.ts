@@ -75,6 +75,9 @@ export function readEventMultipart(
         file.resume();
         return;
       }
+      // A body that ends mid-file (no closing boundary) errors the file stream at once, possibly before
+      // the upload has started reading it: without a listener of its own that error ends the process.
+      file.on("error", (err: Error) => fail(new BadRequestError(`Malformed multipart body: ${err.message}`)));
       file.on("limit", () => {
         const err = new PayloadTooLargeError(`${FILE_FIELD} is larger than ${limits.fileBytes} bytes`);
         file.destroy(err);

@@ -40,6 +40,39 @@ function jsonError(text: string): RequestValidationError {
 }
 
 /**
+ * The deepest nesting a JSON body may have. The API's bodies are objects of scalars and lists (depth 2
+ * or 3); the bound is checked on the raw bytes before JSON.parse, so nothing recursive (the parser,
+ * ajv, the broker's serializer, an error answer echoing the input) ever meets a deeper value.
+ */
+export const MAX_JSON_DEPTH = 32;
+
+/**
+ * Where a JSON text first opens a container deeper than `limit` (a byte offset), or -1. Counts brackets
+ * outside strings, iteratively; a malformed text is the parser's to report, this only bounds depth.
+ * (UTF-8 continuation bytes are never below 0x80, so scanning bytes cannot mistake them for quotes.)
+ */
+export function tooDeepAt(raw: Buffer, limit = MAX_JSON_DEPTH): number {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < raw.length; i++) {
+    const b = raw[i];
+    if (inString) {
+      if (b === 0x5c)
+        i++; // backslash: skip the escaped byte
+      else if (b === 0x22) inString = false;
+    } else if (b === 0x22) {
+      inString = true;
+    } else if (b === 0x5b || b === 0x7b) {
+      depth++;
+      if (depth > limit) return i;
+    } else if (b === 0x5d || b === 0x7d) {
+      depth--;
+    }
+  }
+  return -1;
+}
+
+/**
  * The body as the action's parameters: an object's fields, or nothing for a `null` body where the route
  * allows one. Anything else is the spec's 422.
  */
@@ -48,6 +81,17 @@ export function parseJsonBody(raw: Buffer, kind: BodyKind): Record<string, unkno
   if (text.trim() === "") {
     throw new RequestValidationError([
       { type: "missing", loc: ["body"], msg: "Field required", input: null },
+    ]);
+  }
+  const deepAt = tooDeepAt(raw);
+  if (deepAt >= 0) {
+    throw new RequestValidationError([
+      {
+        type: "json_too_deep",
+        // A character offset, as json_invalid reports one.
+        loc: ["body", raw.subarray(0, deepAt).toString("utf8").length],
+        msg: `JSON nested deeper than ${MAX_JSON_DEPTH} levels`,
+      },
     ]);
   }
   let value: unknown;

@@ -5,6 +5,9 @@
  * on the receiving side.
  */
 import { Errors } from "moleculer";
+import { boundIssues } from "./bounded-input";
+
+export { boundedInput, boundIssues, MAX_ISSUES } from "./bounded-input";
 
 export const ErrorType = {
   NOT_AUTHENTICATED: "NOT_AUTHENTICATED",
@@ -103,7 +106,7 @@ export class NotImplementedError extends AppError {
  */
 export class RequestValidationError extends Errors.ValidationError {
   constructor(issues: ValidationIssue[]) {
-    super("Request validation failed", ErrorType.VALIDATION, issues);
+    super("Request validation failed", ErrorType.VALIDATION, boundIssues(issues));
     this.name = "RequestValidationError";
   }
 }

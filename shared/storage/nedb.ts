@@ -19,6 +19,8 @@ import {
 
 type Doc = { _id: string | number };
 
+// NeDB's own line format (no typings, no ES export for this module).
+// eslint-disable-next-line @typescript-eslint/no-require-imports
 const model = require("@seald-io/nedb/lib/model") as { serialize(doc: unknown): string };
 
 interface NedbPersistence {

@@ -5,7 +5,7 @@
 import Ajv, { type ErrorObject, type ValidateFunction } from "ajv";
 import addFormats from "ajv-formats";
 import { Validators } from "moleculer";
-import type { ValidationIssue } from "../errors";
+import { boundIssues, MAX_ISSUES, type ValidationIssue } from "../errors";
 
 export const ajv = new Ajv({
   allErrors: true, // report every bad field at once, as FastAPI does
@@ -151,8 +151,10 @@ export function toIssues(errors: ErrorObject[] | null | undefined): ValidationIs
     if (seen.has(key)) continue;
     seen.add(key);
     issues.push(issue);
+    if (issues.length >= MAX_ISSUES) break;
   }
-  return issues;
+  // Bounded here, where they are made: the error packet crosses the transporter (see boundIssues).
+  return boundIssues(issues);
 }
 
 /** Validates `data` against `schema`; returns true or the FastAPI-shaped issues. */

@@ -125,3 +125,68 @@ describe("faults", () => {
     }
   });
 });
+
+describe("hostile input (what the fuzz tier found)", () => {
+  const deep = (depth: number) => "[".repeat(depth) + "]".repeat(depth);
+  const healthy = async () => expect((await api(sys, "GET", "/health")).status).toBe(200);
+
+  it("when send-multicast gets a body nested 5,000 levels deep, then 422 json_too_deep and the system still answers", async () => {
+    const res = await api(sys, "POST", "/notifications/send-multicast", {
+      apiKey: sys.manifest.api_keys.notifications,
+      raw: `{"title":"t","user_ids":${deep(5000)}}`,
+    });
+    expect(res.status).toBe(422);
+    expect(res.body.detail).toEqual([
+      { type: "json_too_deep", loc: ["body", 55], msg: "JSON nested deeper than 32 levels" },
+    ]);
+    await healthy();
+  });
+
+  it("when refresh-token gets a body nested 5,000 levels deep, then 422 json_too_deep and the system still answers", async () => {
+    const res = await api(sys, "POST", "/auth/refresh-token", {
+      token: sys.manifest.users.alice.access_token,
+      raw: `{"refresh_token":${deep(5000)}}`,
+    });
+    expect(res.status).toBe(422);
+    expect(res.body.detail[0]).toMatchObject({ type: "json_too_deep", loc: ["body", 48] });
+    await healthy();
+  });
+
+  it.each([
+    ["GET", "/rounds/%ZZ"],
+    ["POST", "/rounds/%E0%A4%A/join"],
+    ["GET", "/media/abc%2"],
+    ["DELETE", "/rounds/%ZZ"],
+  ])("when %s %s has a malformed percent-escape, then 404 Not Found", async (method, path) => {
+    const res = await api(sys, method, path, { token: sys.manifest.users.alice.access_token });
+    expect(res.status).toBe(404);
+    expect(res.body).toEqual({ detail: "Not Found" });
+  });
+
+  it("when an upload ends mid-picture (no closing boundary), then 400 and the system still answers", async () => {
+    const b = "XyZ";
+    const body = Buffer.concat([
+      Buffer.from(`--${b}\r\nContent-Disposition: form-data; name="name"\r\n\r\nJazz\r\n`),
+      Buffer.from(`--${b}\r\nContent-Disposition: form-data; name="main_picture"; filename="x.jpg"\r\n`),
+      Buffer.from("Content-Type: image/jpeg\r\n\r\n"),
+      Buffer.from("ffd8ffe000104a464946", "hex"),
+    ]);
+    const res = await fetch(`${sys.baseUrl}/stores/${sys.manifest.stores.alice_store}/events`, {
+      method: "POST",
+      headers: {
+        authorization: `Bearer ${sys.manifest.users.alice.access_token}`,
+        "content-type": `multipart/form-data; boundary=${b}`,
+      },
+      body,
+    });
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { detail: string }).detail).toMatch(/Malformed multipart body/);
+    await healthy();
+  });
+
+  it("when the headers are over Node's 16 KB, then 431 with a JSON detail", async () => {
+    const res = await fetch(`${sys.baseUrl}/health`, { headers: { "x-padding": "x".repeat(20_000) } });
+    expect(res.status).toBe(431);
+    expect(await res.json()).toEqual({ detail: "Request Header Fields Too Large" });
+  });
+});
