@@ -14,6 +14,7 @@ import { buildSnapshot, profileIdsOf, type RoundSnapshot } from "./rounds/round-
 import { getRound, joinRound, type RoundsDeps } from "./rounds/rounds.domain";
 import { renderedUntil } from "./rounds/round-view";
 import { joinedEvent, pendingJoin, RoundsRepository, type RoundDoc } from "./rounds/rounds.repository";
+import { FullRounds } from "./rounds/full-rounds";
 import { eventRoundParams } from "./rounds/event-round";
 import { QuestionsRepository } from "./rounds/questions";
 import { StoreEventCreatedEvent } from "../shared/contracts/stores";
@@ -27,6 +28,7 @@ interface RoundsService extends Service {
   repo: RoundsRepository;
   questions: QuestionsRepository;
   relay: OutboxRelay;
+  fullRounds: FullRounds;
   deps(ctx: Context): RoundsDeps;
   joined(ctx: Context, doc: RoundDoc, userId: string): Promise<void>;
   snapshotOf(ctx: Context, doc: RoundDoc): Promise<RoundSnapshot>;
@@ -121,6 +123,7 @@ const RoundsServiceSchema: ServiceSchema<Record<string, never>, RoundsService> =
     deps(this: RoundsService, ctx: Context): RoundsDeps {
       return {
         repo: this.repo,
+        fullRounds: this.fullRounds,
         snapshotOf: (doc) => this.snapshotOf(ctx, doc),
         invalidate: (id) => cleanCache(this, `rounds.snapshot:${id}:*`),
         areFriends: (a, b) => call(ctx, "users.areFriends", { a, b }),
@@ -161,6 +164,7 @@ const RoundsServiceSchema: ServiceSchema<Record<string, never>, RoundsService> =
 
   created(this: RoundsService) {
     this.config = serviceConfig(this);
+    this.fullRounds = new FullRounds();
   },
 
   async started(this: RoundsService) {

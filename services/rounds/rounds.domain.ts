@@ -11,9 +11,12 @@ import { checkAttributes } from "./join-rules";
 import { isMember, type RoundSnapshot } from "./round-snapshot";
 import { isEndedAt, renderRound } from "./round-view";
 import type { RoundDoc, RoundsRepository } from "./rounds.repository";
+import type { FullRound, FullRounds } from "./full-rounds";
 
 export interface RoundsDeps {
   repo: Pick<RoundsRepository, "findById" | "addMember">;
+  /** Rounds seen full: they refuse newcomers without being read again. */
+  fullRounds: Pick<FullRounds, "get" | "remember">;
   /** The snapshot of the round at the document's revision (from the cache when present). */
   snapshotOf(doc: RoundDoc): Promise<RoundSnapshot>;
   /** Drops the round's cached snapshots after a change. */
@@ -35,7 +38,11 @@ const roundNotFound = () => new NotFoundError("Round not found");
  * Private rounds are visible to their owner, their members and the owner's friends; to anyone else they
  * do not exist (404, never 403, so a private round's existence does not leak).
  */
-async function canSee(deps: RoundsDeps, doc: RoundDoc, userId: string): Promise<boolean> {
+async function canSee(
+  deps: RoundsDeps,
+  doc: Pick<RoundDoc, "is_private" | "owner_id" | "members">,
+  userId: string,
+): Promise<boolean> {
   if (!doc.is_private || doc.owner_id === userId || doc.members?.[userId]) return true;
   return deps.areFriends(doc.owner_id, userId);
 }
@@ -43,6 +50,7 @@ async function canSee(deps: RoundsDeps, doc: RoundDoc, userId: string): Promise<
 async function visibleRound(deps: RoundsDeps, roundId: string, userId: string): Promise<RoundDoc> {
   const doc = await deps.repo.findById(roundId);
   if (!doc || !(await canSee(deps, doc, userId))) throw roundNotFound();
+  deps.fullRounds.remember(doc);
   return doc;
 }
 
@@ -51,8 +59,8 @@ export async function getRound(deps: RoundsDeps, roundId: string, userId: string
   return renderRound(await deps.snapshotOf(doc), userId, deps.now());
 }
 
-/** Why a conditional join did not apply, read from the round as it is now. */
-function refusal(doc: RoundDoc, now: Date): ConflictError | null {
+/** Why a conditional join would not apply, read from the round as it is now. */
+function refusal(doc: FullRound | RoundDoc, now: Date): ConflictError | null {
   if (
     isEndedAt(
       { is_ended: doc.is_ended, end_time: doc.end_time ? new Date(doc.end_time).toISOString() : null },
@@ -78,8 +86,17 @@ export async function joinRound(
   userId: string,
   attributes: unknown[],
 ): Promise<Round> {
+  const full = deps.fullRounds.get(roundId);
+  if (full && !full.members[userId]) {
+    // Known full, and a full round stays full: refused without reading it (visibility first, as below).
+    if (!(await canSee(deps, full, userId))) throw roundNotFound();
+    throw refusal(full, deps.now()) ?? new ConflictError("Round is full");
+  }
   let doc = await visibleRound(deps, roundId, userId);
   if (!doc.members?.[userId]) {
+    // A round that cannot be joined is refused before the attributes are looked at: they cannot matter.
+    const refused = refusal(doc, deps.now());
+    if (refused) throw refused;
     const snap = await deps.snapshotOf(doc);
     const checked = checkAttributes(snap.item.attribute_values, attributes);
     if (!checked.ok) throw new RequestValidationError(checked.issues);
@@ -108,6 +125,7 @@ async function addMember(
     const refused = refusal(current, now);
     if (refused) throw refused;
     const updated = await deps.repo.addMember(current, userId, attributes, now);
+    if (updated) deps.fullRounds.remember(updated);
     if (updated) {
       // Snapshots are keyed by revision, so a failed clean-up only leaves garbage until its TTL.
       await deps.invalidate(current._id).catch((err) => deps.warn("Could not clean the round's cache", err));
@@ -115,6 +133,7 @@ async function addMember(
     }
     const reread = await deps.repo.findById(current._id);
     if (!reread) throw roundNotFound();
+    deps.fullRounds.remember(reread);
     if (reread.members?.[userId]) return { doc: reread, added: false }; // the same user's request won
     current = reread;
   }

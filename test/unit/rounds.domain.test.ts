@@ -1,6 +1,7 @@
 import { buildSnapshot } from "../../services/rounds/round-snapshot";
 import { getRound, joinRound, type RoundsDeps } from "../../services/rounds/rounds.domain";
 import { joinedEvent, type RoundDoc } from "../../services/rounds/rounds.repository";
+import { FullRounds } from "../../services/rounds/full-rounds";
 import { RoundMemberJoinedEvent } from "../../shared/contracts/rounds";
 import { Round } from "../../shared/contracts/round";
 import { ConflictError, ErrorType, NotFoundError, RequestValidationError } from "../../shared/errors";
@@ -50,6 +51,7 @@ function fakeDeps(initial: RoundDoc, friends: [string, string][] = []) {
   };
   const deps = {
     repo,
+    fullRounds: new FullRounds(),
     snapshotOf: jest.fn(async (doc: RoundDoc) => buildSnapshot(doc, profiles, makeItem())),
     invalidate: jest.fn(async (_roundId: string) => undefined),
     areFriends: jest.fn(async (a: string, b: string) =>
@@ -294,5 +296,41 @@ describe("joinRound", () => {
     expect(round.participant_statuses?.map((p) => p.user.id)).toContain(BOB);
     expect(deps.joined).toHaveBeenCalledTimes(1);
     expect(deps.warn).toHaveBeenCalledTimes(1);
+  });
+  it("when a round has been seen full, then a newcomer is refused 409 without the round being read again", async () => {
+    const { deps, repo } = fakeDeps(makeRoundDoc({ members_count: 3 }));
+    await expect(joinRound(deps, "round-1", BOB, [101])).rejects.toMatchObject({ message: "Round is full" });
+    repo.findById.mockClear();
+    const err = await joinRound(deps, "round-1", STRANGER, [101]).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ConflictError);
+    expect(err).toMatchObject({ code: 409, message: "Round is full" });
+    expect(repo.findById).not.toHaveBeenCalled();
+    expect(repo.addMember).not.toHaveBeenCalled();
+  });
+
+  it("when a member joins a round seen full, then they get the round back as any repeat join", async () => {
+    const { deps } = fakeDeps(makeRoundDoc({ members_count: 3 }));
+    await joinRound(deps, "round-1", BOB, [101]).catch(() => undefined);
+    const round = await joinRound(deps, "round-1", ALICE, []);
+    expect(round.participant_statuses?.map((p) => p.user.id)).toEqual([ALICE]);
+  });
+
+  it("when a stranger joins a private round seen full, then it is still 404, never 409", async () => {
+    const { deps } = fakeDeps(makeRoundDoc({ is_private: true, members_count: 3 }));
+    await joinRound(deps, "round-1", OWNER, [101]).catch(() => undefined);
+    await expect(joinRound(deps, "round-1", STRANGER, [101])).rejects.toMatchObject({ code: 404 });
+  });
+
+  it("when the last seat is taken by this join, then the next newcomer is refused from memory", async () => {
+    const { deps, repo } = fakeDeps(makeRoundDoc({ members_count: 2, max_members_count: 3 }));
+    await joinRound(deps, "round-1", BOB, [101]);
+    repo.findById.mockClear();
+    await expect(joinRound(deps, "round-1", STRANGER, [101])).rejects.toMatchObject({ message: "Round is full" });
+    expect(repo.findById).not.toHaveBeenCalled();
+  });
+
+  it("when invalid attributes are sent to a round that cannot be joined, then the refusal comes first (409, not 422)", async () => {
+    const { deps } = fakeDeps(makeRoundDoc({ members_count: 3 }));
+    await expect(joinRound(deps, "round-1", BOB, ["x"])).rejects.toMatchObject({ code: 409 });
   });
 });
