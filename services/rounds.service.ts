@@ -15,6 +15,9 @@ import { getRound, joinRound, type RoundsDeps } from "./rounds/rounds.domain";
 import { renderedUntil } from "./rounds/round-view";
 import { joinedEvent, pendingJoin, RoundsRepository, type RoundDoc } from "./rounds/rounds.repository";
 import { FullRounds } from "./rounds/full-rounds";
+import { randomUUID } from "node:crypto";
+import { LocalCache } from "../shared/runtime/local-cache";
+import type { UserRemovedEvent } from "../shared/contracts/users";
 import { eventRoundParams } from "./rounds/event-round";
 import { QuestionsRepository } from "./rounds/questions";
 import { StoreEventCreatedEvent } from "../shared/contracts/stores";
@@ -29,6 +32,8 @@ interface RoundsService extends Service {
   questions: QuestionsRepository;
   relay: OutboxRelay;
   fullRounds: FullRounds;
+  /** Snapshots this process used lately, in front of the shared cacher (Redis when distributed). */
+  snapshots: LocalCache<RoundSnapshot>;
   deps(ctx: Context): RoundsDeps;
   joined(ctx: Context, doc: RoundDoc, userId: string): Promise<void>;
   snapshotOf(ctx: Context, doc: RoundDoc): Promise<RoundSnapshot>;
@@ -41,6 +46,9 @@ const callerId = (ctx: Context<unknown, AuthMeta>): string => {
 };
 
 const snapshotKey = (id: string, rev: number): string => `rounds.snapshot:${id}:${rev}`;
+
+/** An event group of this rounds process alone, so that every rounds process hears `user.removed`. */
+const processGroup = `rounds-${randomUUID()}`;
 
 const RoundsServiceSchema: ServiceSchema<Record<string, never>, RoundsService> = {
   name: "rounds",
@@ -92,6 +100,18 @@ const RoundsServiceSchema: ServiceSchema<Record<string, never>, RoundsService> =
         const currency = ctx.params.locations[0]?.city.country.currency || this.config.defaultCurrency;
         const doc = await this.repo.create(ctx.params, currency, new Date());
         return { id: doc._id, uniq_id: doc.uniq_id };
+      },
+    },
+  },
+
+  events: {
+    // A removed user leaves the rounds they were in: snapshots are keyed by the round's revision, which a
+    // removal does not change, so they all go (here and in the shared cacher; removals are rare).
+    [Events.userRemoved]: {
+      group: processGroup,
+      async handler(this: RoundsService, _ctx: Context<UserRemovedEvent>) {
+        this.snapshots.clear();
+        await cleanCache(this, "rounds.snapshot:*");
       },
     },
   },
@@ -149,14 +169,20 @@ const RoundsServiceSchema: ServiceSchema<Record<string, never>, RoundsService> =
     /** Profiles and item around a round document, cached per (round, revision). */
     async snapshotOf(this: RoundsService, ctx: Context, doc: RoundDoc): Promise<RoundSnapshot> {
       const key = snapshotKey(doc._id, doc.rev);
+      const local = this.snapshots.get(key);
+      if (local) return local;
       const cacher = this.broker.cacher;
       const cached = cacher ? ((await cacher.get(key)) as RoundSnapshot | null) : null;
-      if (cached) return cached;
+      if (cached) {
+        this.snapshots.set(key, cached);
+        return cached;
+      }
       const [profiles, item] = await Promise.all([
         call(ctx, "users.profiles", { ids: profileIdsOf(doc) }),
         call(ctx, "stores.item", { id: doc.item_id }),
       ]);
       const snap = buildSnapshot(doc, profiles, item);
+      this.snapshots.set(key, snap);
       if (cacher) await cacher.set(key, snap);
       return snap;
     },
@@ -165,6 +191,8 @@ const RoundsServiceSchema: ServiceSchema<Record<string, never>, RoundsService> =
   created(this: RoundsService) {
     this.config = serviceConfig(this);
     this.fullRounds = new FullRounds();
+    // No longer than the shared cacher keeps them (a profile change other than a removal shows as late).
+    this.snapshots = new LocalCache(Math.min(this.config.cacheTtlSeconds, 60) * 1000, 10_000);
   },
 
   async started(this: RoundsService) {

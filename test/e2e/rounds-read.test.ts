@@ -1,6 +1,7 @@
 import { Round } from "../../shared/contracts/round";
 import { check } from "../../shared/validation";
 import { SPEC_ROUND_KEYS } from "../support/spec-keys";
+import { call } from "../../shared/contracts";
 import { api, startSystem, type System } from "../support/system";
 
 let sys: System;
@@ -147,5 +148,29 @@ describe("private rounds", () => {
     });
     expect(res.status).toBe(200);
     expect(res.body.participant_statuses.map((p: any) => p.user.id)).toEqual([sys.manifest.users.bob.id]);
+  });
+});
+
+describe("a member removed after the round was read", () => {
+  it("when a member's account is removed, then the next read of the round no longer lists them", async () => {
+    const member = sys.manifest.users.crowd[29];
+    const alice = sys.manifest.users.alice.access_token;
+    const join = await api(sys, "POST", `/rounds/${sys.manifest.rounds.free}/join`, {
+      token: member.access_token,
+      json: null,
+    });
+    expect(join.status).toBe(200);
+    const before = await get(sys.manifest.rounds.free, alice);
+    const listed = (r: typeof before) =>
+      (r.body.participant_statuses as { user: { id: string } }[]).some((p) => p.user.id === member.id);
+    expect(listed(before)).toBe(true);
+
+    await call(sys.broker, "users.remove", { id: member.id });
+    await sys.settle();
+    // Past the gateway's own answer cache (RESPONSE_CACHE_MS), which a removal does not touch.
+    await new Promise((r) => setTimeout(r, 1100));
+    const after = await get(sys.manifest.rounds.free, alice);
+    expect(after.status).toBe(200);
+    expect(listed(after)).toBe(false);
   });
 });

@@ -325,7 +325,9 @@ describe("joinRound", () => {
     const { deps, repo } = fakeDeps(makeRoundDoc({ members_count: 2, max_members_count: 3 }));
     await joinRound(deps, "round-1", BOB, [101]);
     repo.findById.mockClear();
-    await expect(joinRound(deps, "round-1", STRANGER, [101])).rejects.toMatchObject({ message: "Round is full" });
+    await expect(joinRound(deps, "round-1", STRANGER, [101])).rejects.toMatchObject({
+      message: "Round is full",
+    });
     expect(repo.findById).not.toHaveBeenCalled();
   });
 

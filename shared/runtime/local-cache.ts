@@ -1,0 +1,46 @@
+/**
+ * A small in-process cache in front of the shared one: bounded (past `maxEntries` the oldest entry goes)
+ * and with a time to live, for values that a key fully determines (e.g. a round's snapshot at a
+ * revision), so a hit skips the round trip to Redis.
+ */
+interface Entry<V> {
+  value: V;
+  expiresAt: number;
+}
+
+export class LocalCache<V> {
+  private readonly entries = new Map<string, Entry<V>>();
+
+  constructor(
+    private readonly ttlMs: number,
+    private readonly maxEntries: number,
+  ) {}
+
+  get(key: string, now = Date.now()): V | undefined {
+    const entry = this.entries.get(key);
+    if (!entry) return undefined;
+    if (entry.expiresAt <= now) {
+      this.entries.delete(key);
+      return undefined;
+    }
+    return entry.value;
+  }
+
+  set(key: string, value: V, now = Date.now()): void {
+    if (this.ttlMs <= 0 || this.maxEntries <= 0) return;
+    this.entries.delete(key);
+    if (this.entries.size >= this.maxEntries) {
+      const oldest = this.entries.keys().next().value;
+      if (oldest !== undefined) this.entries.delete(oldest);
+    }
+    this.entries.set(key, { value, expiresAt: now + this.ttlMs });
+  }
+
+  clear(): void {
+    this.entries.clear();
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+}
