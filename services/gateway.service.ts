@@ -20,7 +20,7 @@ import { STOPPING_EVENT } from "../shared/runtime/shutdown";
 import { HttpDrain } from "./gateway/drain";
 import { encodeHttpError, FALLBACK_ERROR_JSON, toHttpError } from "./gateway/http-errors";
 import { answerClientError } from "./gateway/client-error";
-import { requestContext } from "../shared/runtime/request-context";
+import { withinRequest } from "../shared/runtime/request-context";
 import { TokenCache } from "./gateway/token-cache";
 import { ResponseCache } from "./gateway/response-cache";
 import { sendInChunks } from "./gateway/chunked-upload";
@@ -387,12 +387,12 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
     },
 
     /**
-     * Overrides moleculer-web's: each request runs in its own request context (shared/runtime/
-     * request-context), so an exception escaping it is logged with its request id (shared/runtime/crash);
-     * one escaping this promise is tagged with it.
+     * Overrides moleculer-web's: an error escaping this promise is tagged with its request id, so the
+     * crash log names the request (shared/runtime/crash); from Node 24 each request also runs in its own
+     * request context (shared/runtime/request-context), which names it for detached callbacks too.
      */
     httpHandler(this: GatewayService, req: Req, res: Res, next?: unknown): Promise<unknown> {
-      return requestContext.run({ requestID: () => requestIdOf(req) }, () =>
+      return withinRequest({ requestID: () => requestIdOf(req) }, () =>
         apiGatewayHttpHandler.call(this, req, res, next).catch((err: unknown) => {
           if (err !== null && typeof err === "object" && !("requestID" in err)) {
             (err as { requestID?: string }).requestID = requestIdOf(req);
