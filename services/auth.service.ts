@@ -23,9 +23,14 @@ import { ApiKeysRepository } from "./auth/api-keys.repository";
 import { refreshTokens, type RefreshDeps } from "./auth/refresh";
 import { RefreshTokensRepository } from "./auth/refresh-tokens.repository";
 import { hashToken, newRefreshToken, signAccessToken, verifyAccessToken } from "./auth/tokens";
+import { randomUUID } from "node:crypto";
+import { LocalCache } from "../shared/runtime/local-cache";
 
 interface AuthService extends Service {
   config: Config;
+  /** Users this process has seen active lately (see activeUser). */
+  activeUsers: LocalCache<true>;
+  activeUser(ctx: Context, userId: string): Promise<boolean>;
   refreshTokens: RefreshTokensRepository;
   apiKeys: ApiKeysRepository;
   refreshDeps(): RefreshDeps;
@@ -33,6 +38,9 @@ interface AuthService extends Service {
 }
 
 const apiKeyCacheKey = (id: string) => `auth.apikey:${id}`;
+
+/** An event group of this auth process alone, so that every auth process hears `user.removed`. */
+const processGroup = `auth-${randomUUID()}`;
 
 const AuthServiceSchema: ServiceSchema<Record<string, never>, AuthService> = {
   name: "auth",
@@ -52,8 +60,7 @@ const AuthServiceSchema: ServiceSchema<Record<string, never>, AuthService> = {
         const claims = verifyAccessToken(ctx.params.token, this.config, {
           ignoreExpiration: ctx.params.ignore_expiration ?? false,
         });
-        const status = await call(ctx, "users.status", { id: claims.sub });
-        if (!status.exists || status.removed) throw new UserRemovedError();
+        if (!(await this.activeUser(ctx, claims.sub))) throw new UserRemovedError();
         return { id: claims.sub, token_id: claims.jti, exp: claims.exp };
       },
     },
@@ -161,14 +168,31 @@ const AuthServiceSchema: ServiceSchema<Record<string, never>, AuthService> = {
   },
 
   events: {
+    // Every auth process forgets the user at once; each revokes the user's refresh tokens too (an
+    // idempotent update: a second process finds them revoked already).
     [Events.userRemoved]: {
+      group: processGroup,
       async handler(this: AuthService, ctx: Context<UserRemovedEvent>) {
+        this.activeUsers.delete(ctx.params.user_id);
         await this.refreshTokens.revokeUser(ctx.params.user_id, new Date());
       },
     },
   },
 
   methods: {
+    /**
+     * Whether the user exists and is not removed. An active user is remembered for AUTH_CACHE_SECONDS
+     * (as the gateway remembers verified tokens), so a token refresh or a read with a new token skips the
+     * call to users; a removal is heard by every auth process (`user.removed`) and forgotten at once.
+     */
+    async activeUser(this: AuthService, ctx: Context, userId: string): Promise<boolean> {
+      if (this.activeUsers.get(userId)) return true;
+      const status = await call(ctx, "users.status", { id: userId });
+      const active = status.exists && !status.removed;
+      if (active) this.activeUsers.set(userId, true);
+      return active;
+    },
+
     refreshDeps(this: AuthService): RefreshDeps {
       return {
         repo: this.refreshTokens,
@@ -194,6 +218,7 @@ const AuthServiceSchema: ServiceSchema<Record<string, never>, AuthService> = {
 
   created(this: AuthService) {
     this.config = serviceConfig(this);
+    this.activeUsers = new LocalCache(this.config.authCacheSeconds * 1000, 100_000);
   },
 
   async started(this: AuthService) {

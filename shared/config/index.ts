@@ -240,7 +240,7 @@ export const configSchema = {
   authCacheSeconds: entry(
     "AUTH_CACHE_SECONDS",
     "10",
-    "How long the gateway remembers a verified access token (also bounded by its expiry; a removed user's tokens are forgotten at once; 0: off)",
+    "How long the gateway remembers a verified access token (also bounded by its expiry), and auth an active user; a removed user is forgotten at once by both; 0: off",
     int(0, 3600),
   ),
   responseCacheMs: entry(

@@ -36,6 +36,10 @@ export class LocalCache<V> {
     this.entries.set(key, { value, expiresAt: now + this.ttlMs });
   }
 
+  delete(key: string): void {
+    this.entries.delete(key);
+  }
+
   clear(): void {
     this.entries.clear();
   }
