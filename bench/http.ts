@@ -12,7 +12,7 @@ import { roundsHot } from "./scenarios/rounds-hot";
 import { roundsSpread } from "./scenarios/rounds-spread";
 import type { ScenarioFactory } from "./scenarios/scenario";
 import { friends, payments } from "./scenarios/user-lists";
-import { startDistributed, startEmbedded, type Topology } from "./systems";
+import { startDistributed, startEmbedded, type System, type Topology } from "./systems";
 
 export interface HttpPlan {
   rounds: number;
@@ -76,6 +76,8 @@ export async function runHttpBench(
   plan: HttpPlan,
   baseline: Baseline,
   log: (line: string) => void,
+  /** More cases on the same system before it stops (case 8 on the distributed one). */
+  more?: (system: System) => Promise<ScenarioOutcome[]>,
 ): Promise<TopologyOutcome> {
   const factories = scenarioFactories(plan.sizes);
   const selected = factories.filter(([key]) => plan.only.length === 0 || plan.only.includes(key));
@@ -97,6 +99,7 @@ export async function runHttpBench(
         }),
       );
     }
+    if (more) outcomes.push(...(await more(system)));
   } finally {
     await system.stop();
   }

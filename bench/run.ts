@@ -1,17 +1,21 @@
 /**
- * `npm run bench [-- --quick] [-- --topology embedded|distributed] [-- --only 1,3,6]`: builds, then
+ * `npm run bench [-- --quick] [-- --topology embedded|distributed] [-- --only 1,3,6,8]
+ * [-- --users N --rounds N]`: builds, then
  * measures every case against real server processes and prints one table (also written as JSON and
  * Markdown under bench/results/, except for quick runs). Cases 1–5 run in both topologies, alternating
  * with a bare node:http baseline that answers the same bytes; 6 (upload) and 7 (multicast) are their
- * own benches. It reports; it asserts no speed (targets are printed beside the numbers), only that every
+ * own benches; 8 (a mixed workload over --users and --rounds, bench/mixed.ts) runs distributed. It
+ * reports; it asserts no speed (targets are printed beside the numbers), only that every
  * case ran, without unexpected errors, and that join capacity stayed exact.
  */
 import { startBaseline } from "./baseline";
 import { HTTP_KEYS, planFor, runHttpBench, type TopologyOutcome } from "./http";
 import { build, machineHeader, writeResults, type Row, type Section } from "./lib";
 import { runMulticastBench } from "./multicast";
+import type { ScenarioOutcome } from "./ab";
+import { mixedOn, mixedPlanFor, mixedRouteRows, runMixedBench, type MixedResult } from "./mixed";
 import { httpRows, multicastRows, runRows, uploadRows } from "./report";
-import type { Topology } from "./systems";
+import type { System, Topology } from "./systems";
 import { runUploadBench } from "./upload";
 import { binary } from "../test/support/brokers";
 
@@ -48,6 +52,10 @@ async function main(): Promise<void> {
     only.filter((k) => HTTP_KEYS.includes(k)),
   );
   const runHttp = HTTP_KEYS.some(wants);
+  const sizeFlag = (name: string) => (flag(name) === undefined ? undefined : Number(flag(name)));
+  const mixedPlan = mixedPlanFor(quick, { users: sizeFlag("users"), rounds: sizeFlag("rounds") });
+  const wanted = topologies();
+  const runMixed = wants("8") && wanted.includes("distributed");
   build();
   const header = [
     machineHeader(quick ? "quick" : "full"),
@@ -55,13 +63,31 @@ async function main(): Promise<void> {
       `system…) of ${plan.seconds} s ` +
       "each (case 3: one join per user), medians of the rounds; the baseline is a bare node:http server " +
       "in its own process answering the bytes recorded from the system for that case.",
+    `Case 8 (distributed): a mixed workload over ${mixedPlan.sizes.users.toLocaleString("en")} users and ` +
+      `${mixedPlan.sizes.rounds.toLocaleString("en")} rounds, ${mixedPlan.seconds} s, one run; its baseline ` +
+      `(at most 10 s) answers the recorded round read to the same mix of requests.`,
   ].join("\n\n");
 
   const http: TopologyOutcome[] = [];
-  if (runHttp) {
+  let mixed: MixedResult | null = null;
+  if (runHttp || runMixed) {
     const baseline = await startBaseline();
     try {
-      for (const topology of topologies()) http.push(await runHttpBench(topology, plan, baseline, log));
+      // Case 8 runs on the cluster of cases 1–5 when that runs (no second start-up), else on its own.
+      const onCluster = async (system: System): Promise<ScenarioOutcome[]> => {
+        if (!runMixed || !system.client) return [];
+        const r = await mixedOn(system.baseUrl, system.client, mixedPlan, baseline, log);
+        mixed = r.routes;
+        return [r.outcome];
+      };
+      if (runHttp)
+        for (const topology of wanted)
+          http.push(await runHttpBench(topology, plan, baseline, log, onCluster));
+      if (runMixed && !mixed) {
+        const r = await runMixedBench(mixedPlan, baseline, log);
+        mixed = r.routes;
+        http.push({ topology: "distributed", outcomes: [r.outcome] });
+      }
     } finally {
       await baseline.stop();
     }
@@ -73,7 +99,9 @@ async function main(): Promise<void> {
   const sections: Section[] = [
     { title: "All cases", rows: [...httpRows(http), ...uploadRows(upload), ...multicastRows(multicast)] },
   ];
-  if (http.length > 0) sections.push({ title: "Every run of cases 1–5", rows: runRows(http) });
+  if (mixed)
+    sections.push({ title: "8. Mixed workload by route", rows: mixedRouteRows("distributed", [mixed]) });
+  if (http.length > 0) sections.push({ title: "Every run of cases 1–5 and 8", rows: runRows(http) });
   if (upload.length > 0) sections.push({ title: "6. Upload", rows: upload });
   if (multicast.length > 0) sections.push({ title: "7. Multicast", rows: multicast });
   process.stdout.write(`${writeResults("bench", header, sections, !quick)}\n`);

@@ -24,6 +24,8 @@ export interface System<F = Fixtures> {
   topology: Topology;
   baseUrl: string;
   fixtures: F;
+  /** Distributed: the cluster's client node, which reaches every service over NATS. */
+  client?: ServiceBroker;
   stop(): Promise<void>;
 }
 
@@ -104,7 +106,7 @@ export async function startDistributed<F>(
   };
   try {
     const fixtures = await seed(cluster.client);
-    return { topology: "distributed", baseUrl: cluster.baseUrl, fixtures, stop };
+    return { topology: "distributed", baseUrl: cluster.baseUrl, fixtures, client: cluster.client, stop };
   } catch (err) {
     await cluster.stop();
     throw err;
