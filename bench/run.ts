@@ -9,6 +9,7 @@
  * case ran, without unexpected errors, and that join capacity stayed exact.
  */
 import { startBaseline } from "./baseline";
+import { ratioChart, type ChartBar } from "./chart";
 import { HTTP_KEYS, planFor, runHttpBench, type TopologyOutcome } from "./http";
 import { build, machineHeader, writeResults, type Row, type Section } from "./lib";
 import { runMulticastBench } from "./multicast";
@@ -104,7 +105,12 @@ async function main(): Promise<void> {
   if (http.length > 0) sections.push({ title: "Every run of cases 1–5 and 8", rows: runRows(http) });
   if (upload.length > 0) sections.push({ title: "6. Upload", rows: upload });
   if (multicast.length > 0) sections.push({ title: "7. Multicast", rows: multicast });
-  process.stdout.write(`${writeResults("bench", header, sections, !quick)}\n`);
+  const bars: ChartBar[] = http.flatMap(({ topology, outcomes }) =>
+    outcomes.map((o) => ({ key: o.scenario.key, topology, ratio: o.system.rps / o.baseline.rps })),
+  );
+  const extras: Record<string, string> = {};
+  if (bars.length > 0) extras.svg = ratioChart(bars, "Each case's req/s as a share of the baseline");
+  process.stdout.write(`${writeResults("bench", header, sections, !quick, extras)}\n`);
 
   const failures: string[] = [];
   for (const { topology, outcomes } of http) {
