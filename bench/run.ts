@@ -15,6 +15,7 @@ import { build, machineHeader, writeResults, type Row, type Section } from "./li
 import { runMulticastBench } from "./multicast";
 import type { ScenarioOutcome } from "./ab";
 import { mixedOn, mixedPlanFor, mixedRouteRows, runMixedBench, type MixedResult } from "./mixed";
+import { DEFAULT_SIZES, runScaling, scalingRows, type ScalingOutcome } from "./scaling";
 import { httpRows, multicastRows, runRows, uploadRows } from "./report";
 import type { System, Topology } from "./systems";
 import { runUploadBench } from "./upload";
@@ -44,8 +45,41 @@ function topologies(): Topology[] {
   return wanted;
 }
 
+/** `--scaling`: cases 1–3 at several numbers of rounds (bench/scaling.ts), its own report. */
+async function scaling(quick: boolean): Promise<void> {
+  const sizes = (flag("sizes") ?? (quick ? "100,1000" : DEFAULT_SIZES.join(","))).split(",").map(Number);
+  if (sizes.some((n) => !(n > 0))) throw new Error("--sizes must be positive numbers, e.g. 1000,10000");
+  const seconds = Number(flag("seconds") ?? (quick ? 1 : 5));
+  build();
+  const baseline = await startBaseline();
+  let outcomes: ScalingOutcome[];
+  try {
+    outcomes = await runScaling(topologies(), sizes, seconds, baseline, log);
+  } finally {
+    await baseline.stop();
+  }
+  const header = [
+    machineHeader(quick ? "quick" : "full"),
+    `Cases 1 (one hot round), 2 (reads spread over every round) and 3 (joins: 2,000 users, 100 seats) ` +
+      `on a fresh system holding ${sizes.map((n) => n.toLocaleString("en")).join(", ")} rounds; one ` +
+      `alternating round of ${seconds} s (baseline, then system) per case.`,
+  ].join("\n\n");
+  const sections: Section[] = [
+    { title: "By number of rounds", rows: scalingRows(outcomes) },
+    { title: "Every run", rows: runRows(outcomes.map((o) => o.result)) },
+  ];
+  process.stdout.write(`${writeResults("scaling", header, sections, !quick)}\n`);
+  const failures = outcomes.flatMap(({ rounds, result }) =>
+    result.outcomes
+      .filter((o) => o.system.errors > 0 || o.system.requests === 0)
+      .map((o) => `${result.topology} case ${o.scenario.key} at ${rounds} rounds: ${o.system.errors} errors`),
+  );
+  if (failures.length > 0) throw new Error(failures.join("\n"));
+}
+
 async function main(): Promise<void> {
   const quick = process.argv.includes("--quick");
+  if (process.argv.includes("--scaling")) return scaling(quick);
   const only = (flag("only") ?? "").split(",").filter(Boolean);
   const wants = (key: string) => only.length === 0 || only.includes(key);
   const plan = planFor(
