@@ -33,7 +33,7 @@ export interface MixedFixtures {
   rounds: string[];
   appKey: string;
   /** How long creating the data took, by part (seconds). */
-  seeding: { users: number; rounds: number; friends: number; total: number };
+  seeding: { users: number; friends: number; rounds: number; tokens: number; total: number };
 }
 
 /** Share of each route in the mix (sums to 1). */
@@ -69,15 +69,29 @@ const SETTINGS_QUERY = "?version=2.1.0&platform=android";
 const range = (n: number) => Array.from({ length: n }, (_, i) => i);
 const secondsSince = (t0: number) => Math.round((Date.now() - t0) / 100) / 10;
 
+/**
+ * The order matters: creating a user (and adding a friendship) cleans wildcard patterns of the cache
+ * (`users.profiles:**`), which on Redis scans every key, and issuing a token caches the user's status,
+ * one key per user. Interleaved, each creation scanned all the keys of the users before it: 100,000
+ * users took 569 s (176/s; 10,000 in 30 s, then slower and slower). So every user and friendship is
+ * created first, the rounds next, and the tokens last, each part with many calls in flight.
+ */
 export async function seedMixed(
   broker: ServiceBroker,
   sizes: MixedSizes,
   log: (line: string) => void = () => undefined,
 ): Promise<MixedFixtures> {
   const t0 = Date.now();
-  let done = 0;
-  const step = Math.max(1, Math.round(sizes.users / 10));
-  const users = await inParallel(range(sizes.users), 256, async (i): Promise<BenchUser> => {
+  const step = Math.max(1, Math.round(sizes.users / 5));
+  const progress = (what: string, since: number) => {
+    let done = 0;
+    return () => {
+      if (++done % step === 0)
+        log(`  8: ${done.toLocaleString("en")} ${what} after ${secondsSince(since)} s`);
+    };
+  };
+  const created = progress("users", t0);
+  const ids = await inParallel(range(sizes.users), 256, async (i) => {
     const profile = await call(broker, "users.create", {
       phone: `+7933${String(i).padStart(7, "0")}`,
       username: `mixed_${i}`,
@@ -85,23 +99,30 @@ export async function seedMixed(
       last_name: "Mixed",
       avatar_url: `https://avatars.example.com/mixed_${i}.png`,
     });
-    const tokens = await call(broker, "auth.issueTokens", {
-      user_id: profile.id,
-      access_ttl_seconds: ACCESS_TTL_SECONDS,
-    });
-    if (++done % step === 0) log(`  8: ${done.toLocaleString("en")} users after ${secondsSince(t0)} s`);
-    return { id: profile.id, access: tokens.access_token, refresh: tokens.refresh_token };
+    created();
+    return profile.id;
   });
   const usersSeconds = secondsSince(t0);
 
   const t1 = Date.now();
-  const owner = users[0];
+  const ring = ids.slice(0, friendUsers(ids.length));
+  if (ring.length > 2) {
+    await inParallel(range(ring.length * 2), 64, (k) => {
+      const i = k >> 1;
+      const j = (i + 1 + (k & 1)) % ring.length;
+      return call(broker, "users.addFriends", { a: ring[i], b: ring[j] });
+    });
+  }
+  const friendsSeconds = secondsSince(t1);
+
+  const t2 = Date.now();
+  const owner = ids[0];
   const store = await call(broker, "stores.createStore", {
     name: "Mixed Store",
     is_blogger: false,
     logo_url: "https://cdn.example.com/logos/mixed.png",
     currency: "RUB",
-    manager_ids: [owner.id],
+    manager_ids: [owner],
   });
   const item = await call(broker, "stores.createItem", {
     store_id: store.id,
@@ -117,14 +138,14 @@ export async function seedMixed(
     attribute_values: [],
   });
   const day = 86400_000;
-  const someone = () => users[Math.floor(Math.random() * users.length)].id;
+  const someone = () => ids[Math.floor(Math.random() * ids.length)];
   const rounds = await inParallel(
     range(sizes.rounds),
     64,
     async (i) =>
       (
         await call(broker, "rounds.create", {
-          owner_id: owner.id,
+          owner_id: owner,
           item_id: item.id,
           max_members_count: SEATS,
           entry_fee: "150.00",
@@ -143,18 +164,20 @@ export async function seedMixed(
         })
       ).id,
   );
-  const roundsSeconds = secondsSince(t1);
+  const roundsSeconds = secondsSince(t2);
 
-  const t2 = Date.now();
-  const ring = users.slice(0, friendUsers(users.length));
-  if (ring.length > 2) {
-    await inParallel(range(ring.length * 2), 64, (k) => {
-      const i = k >> 1;
-      const j = (i + 1 + (k & 1)) % ring.length;
-      return call(broker, "users.addFriends", { a: ring[i].id, b: ring[j].id });
+  const t3 = Date.now();
+  const issued = progress("token sets", t3);
+  const users = await inParallel(ids, 256, async (id): Promise<BenchUser> => {
+    const tokens = await call(broker, "auth.issueTokens", {
+      user_id: id,
+      access_ttl_seconds: ACCESS_TTL_SECONDS,
     });
-  }
-  const friendsSeconds = secondsSince(t2);
+    issued();
+    return { id, access: tokens.access_token, refresh: tokens.refresh_token };
+  });
+  const tokensSeconds = secondsSince(t3);
+
   await call(broker, "settings.setVersions", {
     platform: "android",
     current_version: "2.4.0",
@@ -167,8 +190,9 @@ export async function seedMixed(
     appKey,
     seeding: {
       users: usersSeconds,
-      rounds: roundsSeconds,
       friends: friendsSeconds,
+      rounds: roundsSeconds,
+      tokens: tokensSeconds,
       total: secondsSince(t0),
     },
   };
@@ -415,10 +439,11 @@ export async function mixedOn(
   );
   const fixtures = await seedMixed(client, plan.sizes, log);
   const { seeding } = fixtures;
+  const rate = (n: number, s: number) => `${Math.round(n / Math.max(0.1, s)).toLocaleString("en")}/s`;
   const seeded =
-    `seeded in ${seeding.total} s (users with tokens ${seeding.users} s, ` +
-    `${Math.round(plan.sizes.users / Math.max(0.1, seeding.users))}/s; rounds ${seeding.rounds} s; ` +
-    `friendships ${seeding.friends} s)`;
+    `seeded in ${seeding.total} s (users ${seeding.users} s, ${rate(plan.sizes.users, seeding.users)}; ` +
+    `friendships ${seeding.friends} s; rounds ${seeding.rounds} s, ${rate(plan.sizes.rounds, seeding.rounds)}; ` +
+    `token sets ${seeding.tokens} s, ${rate(plan.sizes.users, seeding.tokens)})`;
   log(`distributed 8: ready after ${((Date.now() - t0) / 1000).toFixed(1)} s; ${seeded}`);
   const scenario = mixedScenario(fixtures);
   const outcome = await alternate(scenario, baseUrl, baseline, { rounds: 1, seconds: plan.seconds, log });
