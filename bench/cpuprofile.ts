@@ -53,7 +53,19 @@ function areaOf(name: string, file: string): string {
 
 const pct = (n: number, of: number) => `${((100 * n) / of).toFixed(1)}%`;
 
-export function summariseProfile(file: string, root: string, top = 25): ProfileSummary {
+/**
+ * Microseconds of the monotonic clock, as V8 stamps its samples: `process.hrtime.bigint() / 1000n` of
+ * any process on the same machine (Linux, CLOCK_MONOTONIC), so the load generator can mark the window.
+ */
+export interface Window {
+  from: number;
+  to: number;
+}
+
+export const monotonicMicros = (): number => Number(process.hrtime.bigint() / 1000n);
+
+/** With a `window`, only the samples taken inside it count (the load, without start-up and seeding). */
+export function summariseProfile(file: string, root: string, top = 25, window?: Window): ProfileSummary {
   const profile = JSON.parse(fs.readFileSync(file, "utf8")) as CpuProfile;
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
   const parent = new Map<number, number>();
@@ -63,7 +75,12 @@ export function summariseProfile(file: string, root: string, top = 25): ProfileS
   const total = profile.samples.length;
   const meanMs = (profile.endTime - profile.startTime) / 1000 / Math.max(1, total);
   const selfMs = new Map<number, number>();
+  let at = profile.startTime;
+  let counted = 0;
   profile.samples.forEach((id, i) => {
+    at += profile.timeDeltas[i];
+    if (window && (at < window.from || at > window.to)) return;
+    counted++;
     const ms = i + 1 < total ? profile.timeDeltas[i + 1] / 1000 : meanMs;
     selfMs.set(id, (selfMs.get(id) ?? 0) + ms);
   });
@@ -124,8 +141,8 @@ export function summariseProfile(file: string, root: string, top = 25): ProfileS
     }));
   return {
     seconds: allMs / 1000,
-    samples: total,
-    busy: busyMs / allMs,
+    samples: counted,
+    busy: allMs > 0 ? busyMs / allMs : 0,
     functions,
     areas,
     project,

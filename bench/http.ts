@@ -2,16 +2,17 @@
  * Scenarios 1–5 against one topology: start it with its data, run every selected scenario as alternating
  * baseline/system rounds, stop it.
  */
+import type { ServiceBroker } from "moleculer";
 import { alternate, type ScenarioOutcome } from "./ab";
 import type { Baseline } from "./baseline";
-import type { FixtureSizes } from "./fixtures";
+import { createFixtures, type FixtureSizes } from "./fixtures";
 import { join } from "./scenarios/join";
 import { refresh } from "./scenarios/refresh";
 import { roundsHot } from "./scenarios/rounds-hot";
 import { roundsSpread } from "./scenarios/rounds-spread";
 import type { ScenarioFactory } from "./scenarios/scenario";
 import { friends, payments } from "./scenarios/user-lists";
-import { startDistributed, startEmbedded, type Topology } from "./systems";
+import { startDistributed, startEmbedded, type System, type Topology } from "./systems";
 
 export interface HttpPlan {
   rounds: number;
@@ -60,25 +61,30 @@ export interface TopologyOutcome {
   outcomes: ScenarioOutcome[];
 }
 
+/** Cases 1–5 by key, over fixtures of these sizes. */
+export const scenarioFactories = (sizes: FixtureSizes): [string, ScenarioFactory][] => [
+  ["1", roundsHot],
+  ["2", roundsSpread],
+  ["3", join(sizes.joinSeats)],
+  ["4a", friends],
+  ["4b", payments],
+  ["5", refresh],
+];
+
 export async function runHttpBench(
   topology: Topology,
   plan: HttpPlan,
   baseline: Baseline,
   log: (line: string) => void,
+  /** More cases on the same system before it stops (case 8 on the distributed one). */
+  more?: (system: System) => Promise<ScenarioOutcome[]>,
 ): Promise<TopologyOutcome> {
-  const factories: [string, ScenarioFactory][] = [
-    ["1", roundsHot],
-    ["2", roundsSpread],
-    ["3", join(plan.sizes.joinSeats)],
-    ["4a", friends],
-    ["4b", payments],
-    ["5", refresh],
-  ];
+  const factories = scenarioFactories(plan.sizes);
   const selected = factories.filter(([key]) => plan.only.length === 0 || plan.only.includes(key));
   const t0 = Date.now();
   log(`== ${topology}: starting, creating the data`);
-  const system =
-    topology === "embedded" ? await startEmbedded(plan.sizes) : await startDistributed(plan.sizes);
+  const seed = (broker: ServiceBroker) => createFixtures(broker, plan.sizes);
+  const system = topology === "embedded" ? await startEmbedded(seed) : await startDistributed(seed);
   log(`== ${topology}: ready after ${((Date.now() - t0) / 1000).toFixed(1)} s`);
   const outcomes: ScenarioOutcome[] = [];
   try {
@@ -93,6 +99,7 @@ export async function runHttpBench(
         }),
       );
     }
+    if (more) outcomes.push(...(await more(system)));
   } finally {
     await system.stop();
   }

@@ -56,8 +56,17 @@ function markdownTable(rows: Row[]): string[] {
   ];
 }
 
-/** Renders the report as Markdown; unless `keep` is false (quick runs), also writes it and its JSON. */
-export function writeResults(name: string, header: string, sections: Section[], keep: boolean): string {
+/**
+ * Renders the report as Markdown; unless `keep` is false (quick runs), also writes it and its JSON, and
+ * `extras` beside them under the same base name (extension → content, e.g. `{ svg: chart }`).
+ */
+export function writeResults(
+  name: string,
+  header: string,
+  sections: Section[],
+  keep: boolean,
+  extras: Record<string, string> = {},
+): string {
   const stamp = new Date().toISOString().replace(/[:.]/g, "-");
   const dir = path.join(root, "bench", "results");
   const md = [
@@ -74,6 +83,8 @@ export function writeResults(name: string, header: string, sections: Section[], 
       `${JSON.stringify({ header, sections }, null, 2)}\n`,
     );
     fs.writeFileSync(path.join(dir, `${name}-${stamp}.md`), md);
+    for (const [ext, content] of Object.entries(extras))
+      fs.writeFileSync(path.join(dir, `${name}-${stamp}.${ext}`), content);
   }
   return md;
 }

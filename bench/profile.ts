@@ -1,16 +1,47 @@
 /**
- * `npm run -s bench:profile [-- --seconds 15]`: CPU profile of case 1 (GET /rounds/{id}, hot) on the
- * embedded server. The server runs with `node --cpu-prof`, takes the load, and is stopped with SIGINT
- * so that V8 writes the profile on exit; the summary (self time by function and by area, inclusive time
- * of the project's functions) is printed as Markdown. The profile file stays in a temporary folder, to be
- * opened in Chrome DevTools.
+ * `npm run -s bench:profile -- --case <1|2|3|4a|4b|5|8> --topology <embedded|distributed> [--seconds N]
+ * [--users N --rounds N]`: CPU profiles of one case under its load.
+ * - embedded: the one server process runs with `node --cpu-prof`;
+ * - distributed: the gateway and the service process(es) the case mainly exercises (PROFILED) do.
+ * After the load they are stopped with SIGINT, so that V8 writes each profile on exit; each is
+ * summarised (self time by area and by function, inclusive time of the project's functions) over the
+ * samples taken while the load ran (start-up and seeding left out), into one Markdown report,
+ * bench/results/profile-<case>-<topology>-<time>.md, also printed. The .cpuprofile files stay in a
+ * temporary folder (printed), to be opened in Chrome DevTools.
  */
 import fs from "node:fs";
 import path from "node:path";
-import { summariseProfile } from "./cpuprofile";
+import { monotonicMicros, summariseProfile, type Window } from "./cpuprofile";
+import { createFixtures, type FixtureSizes } from "./fixtures";
+import { planFor, scenarioFactories } from "./http";
 import { build, machineHeader, root, tmpDir, type Row } from "./lib";
-import { roundsHot } from "./scenarios/rounds-hot";
-import { startEmbedded } from "./systems";
+import { mixedScenario, seedMixed, type MixedSizes } from "./mixed";
+import type { LoadResult } from "./load";
+import type { Scenario } from "./scenarios/scenario";
+import { startDistributed, startEmbedded, type Seeder, type System, type Topology } from "./systems";
+import { ALL_SERVICES } from "../test/support/cluster";
+
+/** The service processes each case mainly exercises (besides the gateway), distributed. */
+export const PROFILED: Record<string, string[]> = {
+  "1": ["rounds"],
+  "2": ["rounds"],
+  "3": ["rounds"],
+  "4a": ["users"],
+  "4b": ["users"],
+  "5": ["auth"],
+  "8": ALL_SERVICES,
+};
+
+const CASES = Object.keys(PROFILED);
+
+function flag(name: string): string | undefined {
+  const args = process.argv.slice(2);
+  const i = args.findIndex((a) => a === `--${name}` || a.startsWith(`--${name}=`));
+  if (i < 0) return undefined;
+  return args[i].includes("=") ? args[i].split("=")[1] : args[i + 1];
+}
+
+const log = (line: string) => process.stderr.write(`${line}\n`);
 
 const table = (rows: Row[]) => {
   const cols = Object.keys(rows[0] ?? {});
@@ -21,61 +52,129 @@ const table = (rows: Row[]) => {
   ].join("\n");
 };
 
+/** Fixtures of a full run, without what the case does not read (e.g. case 1 needs no 10,000 rounds). */
+function sizesFor(key: string): FixtureSizes {
+  const full = planFor(false, []).sizes;
+  return {
+    ...full,
+    spreadRounds: key === "2" ? full.spreadRounds : 0,
+    joiners: key === "3" || key === "5" ? full.joiners : key.startsWith("4") ? full.listUsers : 10,
+    joinRounds: 1,
+    listUsers: key.startsWith("4") ? full.listUsers : 0,
+    paymentsPerUser: key === "4b" ? full.paymentsPerUser : 0,
+    friendsPerUser: key === "4a" ? full.friendsPerUser : 0,
+  };
+}
+
 async function main(): Promise<void> {
-  const i = process.argv.indexOf("--seconds");
-  const seconds = i > 0 ? Number(process.argv[i + 1]) : 15;
+  const key = flag("case") ?? "1";
+  const topology = (flag("topology") ?? "embedded") as Topology;
+  const seconds = Number(flag("seconds") ?? 15);
+  if (!CASES.includes(key)) throw new Error(`--case must be one of ${CASES.join(", ")}, not ${key}`);
+  if (topology !== "embedded" && topology !== "distributed")
+    throw new Error(`--topology must be embedded or distributed, not ${topology}`);
+  if (!(seconds > 0)) throw new Error("--seconds must be a positive number");
   build();
+
   const dir = tmpDir("bench-profile-");
-  const system = await startEmbedded(
-    {
-      spreadRounds: 0,
-      joiners: 10,
-      joinSeats: 1,
-      joinRounds: 0,
-      listUsers: 0,
-      friendsPerUser: 0,
-      paymentsPerUser: 0,
-    },
-    // A sample every 250 µs (the default is 1 ms): a request costs about a millisecond here.
-    { nodeArgs: ["--cpu-prof", `--cpu-prof-dir=${dir}`, "--cpu-prof-interval=250"], stopSignal: "SIGINT" },
-  );
-  let result;
+  // A sample every 250 µs (the default is 1 ms): a request costs about a millisecond here.
+  const profArgs = (name: string) => [
+    "--cpu-prof",
+    `--cpu-prof-dir=${dir}`,
+    `--cpu-prof-name=${name}.cpuprofile`,
+    "--cpu-prof-interval=250",
+  ];
+  const processes = topology === "embedded" ? ["embedded"] : ["gateway", ...PROFILED[key]];
+  const mixedSizes: MixedSizes = {
+    users: Number(flag("users") ?? 100_000),
+    rounds: Number(flag("rounds") ?? 10_000),
+  };
+
+  const start = async <F>(seed: Seeder<F>): Promise<System<F>> =>
+    topology === "embedded"
+      ? startEmbedded(seed, { nodeArgs: profArgs("embedded"), stopSignal: "SIGINT" })
+      : startDistributed(seed, {
+          nodeArgs: Object.fromEntries(processes.map((p) => [p, profArgs(p)])),
+          stopSignal: "SIGINT",
+        });
+
+  const t0 = Date.now();
+  log(`== profile: case ${key}, ${topology} (${processes.join(", ")}): starting, creating the data`);
+  let scenario: Scenario;
+  let system: System<unknown>;
+  if (key === "8") {
+    const s = await start((b) => seedMixed(b, mixedSizes, log));
+    system = s;
+    scenario = mixedScenario(s.fixtures);
+  } else {
+    const sizes = sizesFor(key);
+    const s = await start((b) => createFixtures(b, sizes));
+    system = s;
+    const factory = scenarioFactories(sizes).find(([k]) => k === key)?.[1];
+    if (!factory) throw new Error(`no scenario ${key}`);
+    scenario = factory(s.fixtures);
+  }
+  log(`== ready after ${((Date.now() - t0) / 1000).toFixed(1)} s; load for ${seconds} s`);
+
+  let result: LoadResult;
+  let window: Window;
   try {
-    const scenario = roundsHot(system.fixtures);
     await scenario.record(system.baseUrl);
+    const from = monotonicMicros();
     result = await scenario.measure({ url: system.baseUrl, side: "system", round: 0, seconds });
+    window = { from, to: monotonicMicros() };
   } finally {
     await system.stop();
   }
-  const file = fs.readdirSync(dir).find((f) => f.endsWith(".cpuprofile"));
-  if (!file) throw new Error(`no profile was written to ${dir}`);
-  const summary = summariseProfile(path.join(dir, file), root);
+
+  const files = processes.map((p) => path.join(dir, `${p}.cpuprofile`));
+  const missing = files.filter((f) => !fs.existsSync(f));
+  if (missing.length > 0) throw new Error(`no profile was written: ${missing.join(", ")}`);
+  const load =
+    `${scenario.connections} connections, ` +
+    (key === "3" ? "one join per user" : `${seconds} s`) +
+    `: ${result.requests.toLocaleString("en")} requests, ${result.rps.toFixed(0)} req/s, ` +
+    `p50 ${result.p50} ms, p99 ${result.p99} ms, ${result.errors} errors.`;
   const lines = [
-    `# CPU profile: case 1 (GET /rounds/{id} hot), embedded`,
+    `# CPU profile: case ${key} (${scenario.title}), ${topology}`,
     "",
     machineHeader("profile"),
     "",
-    `Load: 64 connections for ${seconds} s: ${result.rps.toFixed(0)} req/s, p50 ${result.p50} ms, ` +
-      `p99 ${result.p99} ms, ${result.errors} errors. The profile covers the server's whole life ` +
-      `(start-up and ${summary.samples} samples over ${summary.seconds.toFixed(1)} s, ` +
-      `${(summary.busy * 100).toFixed(0)}% busy); percentages are of the busy time.`,
-    "",
-    `Profile: ${path.join(dir, file)}`,
-    "",
-    "## Self time by area",
-    "",
-    table(summary.areas),
-    "",
-    "## Self time by function",
-    "",
-    table(summary.functions),
-    "",
-    "## Inclusive time of the project's functions",
-    "",
-    table(summary.project),
+    `Load: ${load} Profiled: ${processes.join(", ")} (node --cpu-prof, a sample every 250 µs). Only the ` +
+      "samples taken while the load ran are counted (not start-up, not seeding); percentages are of " +
+      "each process's busy time in that window.",
     "",
   ];
-  process.stdout.write(lines.join("\n"));
+  for (const [i, name] of processes.entries()) {
+    const summary = summariseProfile(files[i], root, 25, window);
+    lines.push(
+      `## ${name}`,
+      "",
+      `Profile: ${files[i]}. ${summary.samples} samples over ${summary.seconds.toFixed(1)} s, ` +
+        `${(summary.busy * 100).toFixed(0)}% busy.`,
+      "",
+      "### Self time by area",
+      "",
+      table(summary.areas),
+      "",
+      "### Self time by function",
+      "",
+      table(summary.functions),
+      "",
+      "### Inclusive time of the project's functions",
+      "",
+      table(summary.project),
+      "",
+    );
+  }
+  const md = lines.join("\n");
+  const stamp = new Date().toISOString().replace(/[:.]/g, "-");
+  const out = path.join(root, "bench", "results", `profile-${key}-${topology}-${stamp}.md`);
+  fs.mkdirSync(path.dirname(out), { recursive: true });
+  fs.writeFileSync(out, md);
+  process.stdout.write(md);
+  log(`\nreport: ${path.relative(process.cwd(), out)}`);
+  for (const f of files) log(`profile: ${f}`);
 }
 
 main()

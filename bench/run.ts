@@ -1,17 +1,23 @@
 /**
- * `npm run bench [-- --quick] [-- --topology embedded|distributed] [-- --only 1,3,6]`: builds, then
+ * `npm run bench [-- --quick] [-- --topology embedded|distributed] [-- --only 1,3,6,8]
+ * [-- --users N --rounds N]`: builds, then
  * measures every case against real server processes and prints one table (also written as JSON and
  * Markdown under bench/results/, except for quick runs). Cases 1–5 run in both topologies, alternating
  * with a bare node:http baseline that answers the same bytes; 6 (upload) and 7 (multicast) are their
- * own benches. It reports; it asserts no speed (targets are printed beside the numbers), only that every
+ * own benches; 8 (a mixed workload over --users and --rounds, bench/mixed.ts) runs distributed. It
+ * reports; it asserts no speed (targets are printed beside the numbers), only that every
  * case ran, without unexpected errors, and that join capacity stayed exact.
  */
 import { startBaseline } from "./baseline";
+import { ratioChart, type ChartBar } from "./chart";
 import { HTTP_KEYS, planFor, runHttpBench, type TopologyOutcome } from "./http";
 import { build, machineHeader, writeResults, type Row, type Section } from "./lib";
 import { runMulticastBench } from "./multicast";
+import type { ScenarioOutcome } from "./ab";
+import { mixedOn, mixedPlanFor, mixedRouteRows, runMixedBench, type MixedResult } from "./mixed";
+import { DEFAULT_SIZES, runScaling, scalingRows, type ScalingOutcome } from "./scaling";
 import { httpRows, multicastRows, runRows, uploadRows } from "./report";
-import type { Topology } from "./systems";
+import type { System, Topology } from "./systems";
 import { runUploadBench } from "./upload";
 import { binary } from "../test/support/brokers";
 
@@ -39,8 +45,41 @@ function topologies(): Topology[] {
   return wanted;
 }
 
+/** `--scaling`: cases 1–3 at several numbers of rounds (bench/scaling.ts), its own report. */
+async function scaling(quick: boolean): Promise<void> {
+  const sizes = (flag("sizes") ?? (quick ? "100,1000" : DEFAULT_SIZES.join(","))).split(",").map(Number);
+  if (sizes.some((n) => !(n > 0))) throw new Error("--sizes must be positive numbers, e.g. 1000,10000");
+  const seconds = Number(flag("seconds") ?? (quick ? 1 : 5));
+  build();
+  const baseline = await startBaseline();
+  let outcomes: ScalingOutcome[];
+  try {
+    outcomes = await runScaling(topologies(), sizes, seconds, baseline, log);
+  } finally {
+    await baseline.stop();
+  }
+  const header = [
+    machineHeader(quick ? "quick" : "full"),
+    `Cases 1 (one hot round), 2 (reads spread over every round) and 3 (joins: 2,000 users, 100 seats) ` +
+      `on a fresh system holding ${sizes.map((n) => n.toLocaleString("en")).join(", ")} rounds; one ` +
+      `alternating round of ${seconds} s (baseline, then system) per case.`,
+  ].join("\n\n");
+  const sections: Section[] = [
+    { title: "By number of rounds", rows: scalingRows(outcomes) },
+    { title: "Every run", rows: runRows(outcomes.map((o) => o.result)) },
+  ];
+  process.stdout.write(`${writeResults("scaling", header, sections, !quick)}\n`);
+  const failures = outcomes.flatMap(({ rounds, result }) =>
+    result.outcomes
+      .filter((o) => o.system.errors > 0 || o.system.requests === 0)
+      .map((o) => `${result.topology} case ${o.scenario.key} at ${rounds} rounds: ${o.system.errors} errors`),
+  );
+  if (failures.length > 0) throw new Error(failures.join("\n"));
+}
+
 async function main(): Promise<void> {
   const quick = process.argv.includes("--quick");
+  if (process.argv.includes("--scaling")) return scaling(quick);
   const only = (flag("only") ?? "").split(",").filter(Boolean);
   const wants = (key: string) => only.length === 0 || only.includes(key);
   const plan = planFor(
@@ -48,6 +87,11 @@ async function main(): Promise<void> {
     only.filter((k) => HTTP_KEYS.includes(k)),
   );
   const runHttp = HTTP_KEYS.some(wants);
+  const sizeFlag = (name: string) => (flag(name) === undefined ? undefined : Number(flag(name)));
+  const mixedPlan = mixedPlanFor(quick, { users: sizeFlag("users"), rounds: sizeFlag("rounds") });
+  const wanted = runHttp || wants("8") ? topologies() : [];
+  const runMixed = wants("8") && wanted.includes("distributed");
+  if (only.includes("8") && !runMixed) log("case 8 runs on the distributed topology only: skipped");
   build();
   const header = [
     machineHeader(quick ? "quick" : "full"),
@@ -55,13 +99,31 @@ async function main(): Promise<void> {
       `system…) of ${plan.seconds} s ` +
       "each (case 3: one join per user), medians of the rounds; the baseline is a bare node:http server " +
       "in its own process answering the bytes recorded from the system for that case.",
+    `Case 8 (distributed): a mixed workload over ${mixedPlan.sizes.users.toLocaleString("en")} users and ` +
+      `${mixedPlan.sizes.rounds.toLocaleString("en")} rounds, ${mixedPlan.seconds} s, one run; its baseline ` +
+      `(at most 10 s) answers the recorded round read to the same mix of requests.`,
   ].join("\n\n");
 
   const http: TopologyOutcome[] = [];
-  if (runHttp) {
+  let mixed: MixedResult | null = null;
+  if (runHttp || runMixed) {
     const baseline = await startBaseline();
     try {
-      for (const topology of topologies()) http.push(await runHttpBench(topology, plan, baseline, log));
+      // Case 8 runs on the cluster of cases 1–5 when that runs (no second start-up), else on its own.
+      const onCluster = async (system: System): Promise<ScenarioOutcome[]> => {
+        if (!runMixed || !system.client) return [];
+        const r = await mixedOn(system.baseUrl, system.client, mixedPlan, baseline, log);
+        mixed = r.routes;
+        return [r.outcome];
+      };
+      if (runHttp)
+        for (const topology of wanted)
+          http.push(await runHttpBench(topology, plan, baseline, log, onCluster));
+      if (runMixed && !mixed) {
+        const r = await runMixedBench(mixedPlan, baseline, log);
+        mixed = r.routes;
+        http.push({ topology: "distributed", outcomes: [r.outcome] });
+      }
     } finally {
       await baseline.stop();
     }
@@ -73,10 +135,17 @@ async function main(): Promise<void> {
   const sections: Section[] = [
     { title: "All cases", rows: [...httpRows(http), ...uploadRows(upload), ...multicastRows(multicast)] },
   ];
-  if (http.length > 0) sections.push({ title: "Every run of cases 1–5", rows: runRows(http) });
+  if (mixed)
+    sections.push({ title: "8. Mixed workload by route", rows: mixedRouteRows("distributed", [mixed]) });
+  if (http.length > 0) sections.push({ title: "Every run of cases 1–5 and 8", rows: runRows(http) });
   if (upload.length > 0) sections.push({ title: "6. Upload", rows: upload });
   if (multicast.length > 0) sections.push({ title: "7. Multicast", rows: multicast });
-  process.stdout.write(`${writeResults("bench", header, sections, !quick)}\n`);
+  const bars: ChartBar[] = http.flatMap(({ topology, outcomes }) =>
+    outcomes.map((o) => ({ key: o.scenario.key, topology, ratio: o.system.rps / o.baseline.rps })),
+  );
+  const extras: Record<string, string> = {};
+  if (bars.length > 0) extras.svg = ratioChart(bars, "Each case's req/s as a share of the baseline");
+  process.stdout.write(`${writeResults("bench", header, sections, !quick, extras)}\n`);
 
   const failures: string[] = [];
   for (const { topology, outcomes } of http) {

@@ -7,18 +7,25 @@
  */
 import fs from "node:fs";
 import type { ChildProcess } from "node:child_process";
+import type { ServiceBroker } from "moleculer";
 import { loadConfig } from "../shared/config";
 import { createBroker } from "../shared/runtime/broker";
-import { startCluster } from "../test/support/cluster";
-import { createFixtures, type FixtureSizes, type Fixtures } from "./fixtures";
+import { startCluster, type ClusterOptions } from "../test/support/cluster";
+import { stopProcess as stopChild } from "../test/support/processes";
+import type { Fixtures } from "./fixtures";
 import { cleanEnv, freePort, startNode, tmpDir, waitFor } from "./lib";
 
 export type Topology = "embedded" | "distributed";
 
-export interface System {
+/** Creates a scenario's data through the services' actions, on any broker that reaches them. */
+export type Seeder<F> = (broker: ServiceBroker) => Promise<F>;
+
+export interface System<F = Fixtures> {
   topology: Topology;
   baseUrl: string;
-  fixtures: Fixtures;
+  fixtures: F;
+  /** Distributed: the cluster's client node, which reaches every service over NATS. */
+  client?: ServiceBroker;
   stop(): Promise<void>;
 }
 
@@ -36,10 +43,10 @@ const stopProcess = (p: ChildProcess, signal: NodeJS.Signals = "SIGTERM") =>
  * this process on the server's DATA_DIR, then that broker stops and the server starts on the folder.
  * `nodeArgs` go to the server's node (the profile uses --cpu-prof).
  */
-export async function startEmbedded(
-  sizes: FixtureSizes,
+export async function startEmbedded<F>(
+  seed: Seeder<F>,
   opts: { nodeArgs?: string[]; stopSignal?: NodeJS.Signals } = {},
-): Promise<System & { process: ChildProcess }> {
+): Promise<System<F> & { process: ChildProcess }> {
   const dataDir = tmpDir("bench-http-");
   const port = await freePort();
   const env = { PORT: String(port), DATA_DIR: dataDir };
@@ -48,11 +55,11 @@ export async function startEmbedded(
     config,
     config.services.filter((s) => s !== "gateway"),
   );
-  let fixtures: Fixtures;
+  let fixtures: F;
   await prep.start();
   try {
     await prep.waitForServices(["users", "auth", "stores", "rounds"], 30_000);
-    fixtures = await createFixtures(prep, sizes);
+    fixtures = await seed(prep);
   } catch (err) {
     await prep.stop();
     fs.rmSync(dataDir, { recursive: true, force: true });
@@ -82,12 +89,24 @@ export async function startEmbedded(
   };
 }
 
-/** The integration tier's cluster; the data is created through its client node over NATS. */
-export async function startDistributed(sizes: FixtureSizes): Promise<System> {
-  const cluster = await startCluster();
+/**
+ * The integration tier's cluster; the data is created through its client node over NATS. `nodeArgs`
+ * go to node in the named processes ("gateway", "rounds"…); those are stopped first with `stopSignal`
+ * (the profile sends SIGINT so that V8 writes its profile), the rest as the cluster always does.
+ */
+export async function startDistributed<F>(
+  seed: Seeder<F>,
+  opts: { nodeArgs?: ClusterOptions["nodeArgs"]; stopSignal?: NodeJS.Signals } = {},
+): Promise<System<F>> {
+  const cluster = await startCluster({ nodeArgs: opts.nodeArgs });
+  const stop = async () => {
+    const chosen = [...cluster.processes.values()].filter((p) => opts.nodeArgs?.[p.name]);
+    await Promise.all(chosen.map((p) => stopChild(p.child, opts.stopSignal ?? "SIGTERM")));
+    await cluster.stop();
+  };
   try {
-    const fixtures = await createFixtures(cluster.client, sizes);
-    return { topology: "distributed", baseUrl: cluster.baseUrl, fixtures, stop: () => cluster.stop() };
+    const fixtures = await seed(cluster.client);
+    return { topology: "distributed", baseUrl: cluster.baseUrl, fixtures, client: cluster.client, stop };
   } catch (err) {
     await cluster.stop();
     throw err;

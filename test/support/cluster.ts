@@ -53,6 +53,11 @@ export interface ClusterOptions {
   /** More than one process of a service, e.g. `{ auth: 2 }` (then keyed `auth`, `auth#2` in `processes`). */
   replicas?: Record<string, number>;
   extra?: ServiceSchema[];
+  /**
+   * Arguments for node itself, by process name ("gateway" or a service), before the script: e.g.
+   * `{ rounds: ["--cpu-prof"] }` (the bench's profile). Every replica of a service gets them.
+   */
+  nodeArgs?: Record<string, string[]>;
 }
 
 let built = false;
@@ -74,7 +79,12 @@ function baseEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   });
 }
 
-function serviceProcess(name: string, env: NodeJS.ProcessEnv, replica = 1): ServiceProcess {
+function serviceProcess(
+  name: string,
+  env: NodeJS.ProcessEnv,
+  replica = 1,
+  nodeArgs: string[] = [],
+): ServiceProcess {
   const nodeID = `${name}-${replica}-${process.pid}`;
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), `cluster-${name}-`));
   const logFile = path.join(dataDir, "process.log");
@@ -86,7 +96,7 @@ function serviceProcess(name: string, env: NodeJS.ProcessEnv, replica = 1): Serv
     child: null,
     start() {
       const out = fs.openSync(logFile, "a");
-      proc.child = spawn(process.execPath, [bin("start")], {
+      proc.child = spawn(process.execPath, [...nodeArgs, bin("start")], {
         cwd: root,
         env: { ...env, SERVICES: name, NODE_ID: nodeID, DATA_DIR: dataDir },
         stdio: ["ignore", out, out],
@@ -144,10 +154,13 @@ async function startProcesses(
   });
   const services = opts.services ?? ALL_SERVICES;
   const processes = new Map<string, ServiceProcess>();
-  processes.set("gateway", serviceProcess("gateway", { ...env, PORT: String(port) }));
+  processes.set(
+    "gateway",
+    serviceProcess("gateway", { ...env, PORT: String(port) }, 1, opts.nodeArgs?.gateway),
+  );
   for (const name of services) {
     for (let i = 1; i <= (opts.replicas?.[name] ?? 1); i++) {
-      processes.set(i === 1 ? name : `${name}#${i}`, serviceProcess(name, env, i));
+      processes.set(i === 1 ? name : `${name}#${i}`, serviceProcess(name, env, i, opts.nodeArgs?.[name]));
     }
   }
   for (const p of processes.values()) p.start();

@@ -1,0 +1,465 @@
+/**
+ * Case 8: a mixed workload shaped like a real app, over a data set of many users (100,000 in a full run)
+ * and rounds (10,000), 256 connections. Each request is one of:
+ * - 80% GET /rounds/{id}, the round drawn Zipf-like (a few hot, a long tail);
+ * - 4% GET /users/friends and 4% GET /users/payments;
+ * - 5% POST /rounds/{id}/join (Zipf-like too, so hot rounds fill up: their 409s are the spec's answer);
+ * - 5% POST /auth/refresh-token, rotating: each user's next refresh presents the token of its last one;
+ * - 2% GET /app-settings with the app's API key.
+ * The user of each request is drawn uniformly from all of them. Latency is kept per route.
+ *
+ * The data is created through the services' own actions (users.create and auth.issueTokens per user,
+ * pipelined 256 at a time; rounds.create; users.addFriends), as every other case's.
+ */
+import type { ServiceBroker } from "moleculer";
+import { alternate, type ScenarioOutcome } from "./ab";
+import { record, type Baseline } from "./baseline";
+import { call } from "../shared/contracts";
+import { moscow, questions } from "../shared/ops/fixtures";
+import { ACCESS_TTL_SECONDS, inParallel, type BenchUser } from "./fixtures";
+import type { Row } from "./lib";
+import { load, type LoadResult } from "./load";
+import { bearer, type Scenario } from "./scenarios/scenario";
+import { startCluster } from "../test/support/cluster";
+import { zipf } from "./zipf";
+
+export interface MixedSizes {
+  users: number;
+  rounds: number;
+}
+
+export interface MixedFixtures {
+  users: BenchUser[];
+  rounds: string[];
+  appKey: string;
+  /** How long creating the data took, by part (seconds). */
+  seeding: { users: number; friends: number; rounds: number; tokens: number; total: number };
+}
+
+/** Share of each route in the mix (sums to 1). */
+export const MIX = {
+  round: 0.8,
+  friends: 0.04,
+  payments: 0.04,
+  join: 0.05,
+  refresh: 0.05,
+  settings: 0.02,
+} as const;
+export type Route = keyof typeof MIX;
+
+const ROUTE_TITLES: Record<Route, string> = {
+  round: "GET /rounds/{id}",
+  friends: "GET /users/friends",
+  payments: "GET /users/payments",
+  join: "POST /rounds/{id}/join",
+  refresh: "POST /auth/refresh-token",
+  settings: "GET /app-settings",
+};
+
+export const CONNECTIONS = 256;
+/** Seats per round: hot rounds fill up during a run. */
+const SEATS = 50;
+/**
+ * One user in ten (at most 5,000) has friends (a ring: four each); the others' lists are empty, as a
+ * new user's. Payments come from the joins of the run.
+ */
+const friendUsers = (users: number) => Math.min(5_000, Math.ceil(users / 10));
+const SETTINGS_QUERY = "?version=2.1.0&platform=android";
+
+const range = (n: number) => Array.from({ length: n }, (_, i) => i);
+const secondsSince = (t0: number) => Math.round((Date.now() - t0) / 100) / 10;
+
+/**
+ * The order matters: creating a user (and adding a friendship) cleans wildcard patterns of the cache
+ * (`users.profiles:**`), which on Redis scans every key, and issuing a token caches the user's status,
+ * one key per user. Interleaved, each creation scanned all the keys of the users before it: 100,000
+ * users took 569 s (176/s; 10,000 in 30 s, then slower and slower). So every user and friendship is
+ * created first, the rounds next, and the tokens last, each part with many calls in flight.
+ */
+export async function seedMixed(
+  broker: ServiceBroker,
+  sizes: MixedSizes,
+  log: (line: string) => void = () => undefined,
+): Promise<MixedFixtures> {
+  const t0 = Date.now();
+  const step = Math.max(1, Math.round(sizes.users / 5));
+  const progress = (what: string, since: number) => {
+    let done = 0;
+    return () => {
+      if (++done % step === 0)
+        log(`  8: ${done.toLocaleString("en")} ${what} after ${secondsSince(since)} s`);
+    };
+  };
+  const created = progress("users", t0);
+  const ids = await inParallel(range(sizes.users), 256, async (i) => {
+    const profile = await call(broker, "users.create", {
+      phone: `+7933${String(i).padStart(7, "0")}`,
+      username: `mixed_${i}`,
+      first_name: `User${i}`,
+      last_name: "Mixed",
+      avatar_url: `https://avatars.example.com/mixed_${i}.png`,
+    });
+    created();
+    return profile.id;
+  });
+  const usersSeconds = secondsSince(t0);
+
+  const t1 = Date.now();
+  const ring = ids.slice(0, friendUsers(ids.length));
+  if (ring.length > 2) {
+    await inParallel(range(ring.length * 2), 64, (k) => {
+      const i = k >> 1;
+      const j = (i + 1 + (k & 1)) % ring.length;
+      return call(broker, "users.addFriends", { a: ring[i], b: ring[j] });
+    });
+  }
+  const friendsSeconds = secondsSince(t1);
+
+  const t2 = Date.now();
+  const owner = ids[0];
+  const store = await call(broker, "stores.createStore", {
+    name: "Mixed Store",
+    is_blogger: false,
+    logo_url: "https://cdn.example.com/logos/mixed.png",
+    currency: "RUB",
+    manager_ids: [owner],
+  });
+  const item = await call(broker, "stores.createItem", {
+    store_id: store.id,
+    kind: "product",
+    name: "Mixed kettle",
+    sku: "MK-1",
+    platform_price: 4990,
+    assets: [
+      { name: "main", path: "/media/mixed/kettle.jpg", type: "image", sort_order: 0, is_primary: true },
+    ],
+    short_desc: "A kettle to win",
+    category: { id: 4, name: "Kitchen" },
+    attribute_values: [],
+  });
+  const day = 86400_000;
+  const someone = () => ids[Math.floor(Math.random() * ids.length)];
+  const rounds = await inParallel(
+    range(sizes.rounds),
+    64,
+    async (i) =>
+      (
+        await call(broker, "rounds.create", {
+          owner_id: owner,
+          item_id: item.id,
+          max_members_count: SEATS,
+          entry_fee: "150.00",
+          is_active: true,
+          is_private: false,
+          is_ended: false,
+          is_event: false,
+          start_time: new Date(Date.now() - day).toISOString(),
+          end_time: new Date(Date.now() + 3 * day).toISOString(),
+          question: questions[i % questions.length],
+          certificate: { text: "10% off any kettle", discount_percent: 10 },
+          locations: [moscow],
+          // A few members already, so an answer carries participant profiles like a real one.
+          member_ids: [...new Set([someone(), someone(), someone()])],
+          favorite_of: [],
+        })
+      ).id,
+  );
+  const roundsSeconds = secondsSince(t2);
+
+  const t3 = Date.now();
+  const issued = progress("token sets", t3);
+  const users = await inParallel(ids, 256, async (id): Promise<BenchUser> => {
+    const tokens = await call(broker, "auth.issueTokens", {
+      user_id: id,
+      access_ttl_seconds: ACCESS_TTL_SECONDS,
+    });
+    issued();
+    return { id, access: tokens.access_token, refresh: tokens.refresh_token };
+  });
+  const tokensSeconds = secondsSince(t3);
+
+  await call(broker, "settings.setVersions", {
+    platform: "android",
+    current_version: "2.4.0",
+    min_version: "2.0.0",
+  });
+  const appKey = (await call(broker, "auth.createApiKey", { scope: "app", label: "bench mixed" })).key;
+  return {
+    users,
+    rounds,
+    appKey,
+    seeding: {
+      users: usersSeconds,
+      friends: friendsSeconds,
+      rounds: roundsSeconds,
+      tokens: tokensSeconds,
+      total: secondsSince(t0),
+    },
+  };
+}
+
+/** What autocannon passes through from setupRequest to onResponse of the same request. */
+interface MixContext {
+  route?: Route;
+  user?: number;
+}
+
+interface RouteStats {
+  latencies: number[];
+  statuses: Record<string, number>;
+}
+
+export interface RouteSummary {
+  route: Route;
+  requests: number;
+  rps: number;
+  p50: number;
+  p99: number;
+  errors: number;
+  statuses: Record<string, number>;
+}
+
+/** Statuses that are a normal answer of a route; joins into a full round are refused with a 409. */
+const expectedOf = (route: Route): number[] => (route === "join" ? [200, 409] : [200]);
+
+export const percentile = (sorted: number[], p: number): number =>
+  sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
+
+/** Draws a route with the MIX's shares. */
+export function routePicker(random: () => number = Math.random): () => Route {
+  const entries = Object.entries(MIX) as [Route, number][];
+  return () => {
+    let x = random();
+    for (const [route, share] of entries) {
+      if (x < share) return route;
+      x -= share;
+    }
+    return entries[0][0];
+  };
+}
+
+export type MixedResult = LoadResult & { routes: RouteSummary[] };
+
+export function mixedScenario(f: MixedFixtures): Scenario & {
+  measure(run: Parameters<Scenario["measure"]>[0]): Promise<MixedResult>;
+} {
+  const pickRound = zipf(f.rounds.length);
+  const pickRoute = routePicker();
+  const anyUser = () => Math.floor(Math.random() * f.users.length);
+  // A user refreshes once at a time, as a client does: the next refresh presents the last answer's token.
+  const refreshing = new Set<number>();
+  const idleUser = () => {
+    for (let tries = 0; tries < 8; tries++) {
+      const u = anyUser();
+      if (!refreshing.has(u)) return u;
+    }
+    return null;
+  };
+  const joinBody = JSON.stringify({ attributes: [] });
+  return {
+    key: "8",
+    title:
+      `mixed: ${f.users.length.toLocaleString("en")} users, ${f.rounds.length.toLocaleString("en")} rounds ` +
+      "(80% reads, 8% lists, 5% joins, 5% refreshes, 2% settings)",
+    connections: CONNECTIONS,
+    // The baseline answers the most common request's bytes (a round read) to the same mix of requests.
+    record: async (url) => [
+      await record(`${url}/rounds/${f.rounds[0]}`, { headers: bearer(f.users[1].access) }),
+    ],
+    async measure({ url, side, seconds }) {
+      const system = side === "system";
+      const stats = new Map<Route, RouteStats>();
+      const statsOf = (r: Route) => {
+        let s = stats.get(r);
+        if (!s) stats.set(r, (s = { latencies: [], statuses: {} }));
+        return s;
+      };
+      let last: Route = "round";
+      const empty = Buffer.alloc(0);
+      // The baseline serves the recorded bytes only: a shorter run gives its rate.
+      const runSeconds = system ? seconds : Math.min(seconds, 10);
+      const result = await load({
+        url,
+        connections: CONNECTIONS,
+        seconds: runSeconds,
+        // Counted per route below; a join's 409 is expected there, and only there.
+        expected: [200, 409],
+        observe: (status, ms) => {
+          const s = statsOf(last);
+          s.latencies.push(ms);
+          s.statuses[status] = (s.statuses[status] ?? 0) + 1;
+        },
+        requests: [
+          {
+            setupRequest: (req, ctx) => {
+              const context = ctx as MixContext;
+              let route = pickRoute();
+              let u = anyUser();
+              if (route === "refresh") {
+                const idle = idleUser();
+                if (idle === null) route = "round";
+                else {
+                  u = idle;
+                  if (system) refreshing.add(u);
+                }
+              }
+              context.route = route;
+              context.user = u;
+              const user = f.users[u];
+              const auth = bearer(user.access);
+              switch (route) {
+                case "round":
+                  return {
+                    ...req,
+                    method: "GET",
+                    path: `/rounds/${f.rounds[pickRound()]}`,
+                    headers: auth,
+                    body: empty,
+                  };
+                case "friends":
+                case "payments":
+                  return { ...req, method: "GET", path: `/users/${route}`, headers: auth, body: empty };
+                case "join":
+                  return {
+                    ...req,
+                    method: "POST",
+                    path: `/rounds/${f.rounds[pickRound()]}/join`,
+                    headers: { ...auth, "content-type": "application/json" },
+                    body: joinBody,
+                  };
+                case "refresh":
+                  return {
+                    ...req,
+                    method: "POST",
+                    path: "/auth/refresh-token",
+                    headers: { ...auth, "content-type": "application/json" },
+                    body: JSON.stringify({ refresh_token: user.refresh }),
+                  };
+                case "settings":
+                  return {
+                    ...req,
+                    method: "GET",
+                    path: `/app-settings${SETTINGS_QUERY}`,
+                    headers: { "x-api-key": f.appKey },
+                    body: empty,
+                  };
+              }
+            },
+            onResponse: (status, body, ctx) => {
+              const context = ctx as MixContext;
+              last = context.route as Route;
+              if (!system || last !== "refresh") return;
+              const u = context.user as number;
+              refreshing.delete(u);
+              if (status !== 200) return;
+              const set = JSON.parse(body) as { access_token: string; refresh_token: string };
+              f.users[u] = { ...f.users[u], access: set.access_token, refresh: set.refresh_token };
+            },
+          },
+        ],
+      });
+      const routes: RouteSummary[] = (Object.keys(MIX) as Route[]).map((route) => {
+        const s = statsOf(route);
+        const sorted = s.latencies.sort((a, b) => a - b);
+        const expected = system ? expectedOf(route) : [200];
+        return {
+          route,
+          requests: sorted.length,
+          rps: sorted.length / result.seconds,
+          p50: percentile(sorted, 50),
+          p99: percentile(sorted, 99),
+          errors: Object.entries(s.statuses)
+            .filter(([code]) => !expected.includes(Number(code)))
+            .reduce((a, [, n]) => a + n, 0),
+          statuses: s.statuses,
+        };
+      });
+      // Any unexpected answer of any route counts (a 409 other than a join's too), plus what autocannon
+      // saw as errors (timeouts, broken connections).
+      const statusErrors = routes.reduce((a, r) => a + r.errors, 0);
+      const countedByLoad = Object.entries(result.statuses)
+        .filter(([code]) => code !== "200" && code !== "409")
+        .reduce((a, [, n]) => a + n, 0);
+      return { ...result, errors: result.errors - countedByLoad + statusErrors, routes };
+    },
+  };
+}
+
+const fixed = (n: number) => n.toLocaleString("en", { maximumFractionDigits: 0 });
+
+/** One row per route of the system's run(s) of case 8. */
+export function mixedRouteRows(topology: string, results: MixedResult[]): Row[] {
+  return results.flatMap((r) =>
+    r.routes.map((route) => ({
+      route: ROUTE_TITLES[route.route],
+      topology,
+      share: `${Math.round(MIX[route.route] * 100)}%`,
+      requests: route.requests,
+      "req/s": fixed(route.rps),
+      "p50 ms": Math.round(route.p50),
+      "p99 ms": Math.round(route.p99),
+      errors: route.errors,
+      statuses: Object.entries(route.statuses)
+        .map(([code, n]) => `${code}×${n}`)
+        .join(" "),
+    })),
+  );
+}
+
+export interface MixedPlan {
+  sizes: MixedSizes;
+  seconds: number;
+}
+
+export const mixedPlanFor = (quick: boolean, sizes: Partial<MixedSizes>): MixedPlan => ({
+  sizes: {
+    users: sizes.users ?? (quick ? 1_000 : 100_000),
+    rounds: sizes.rounds ?? (quick ? 300 : 10_000),
+  },
+  seconds: quick ? 3 : 60,
+});
+
+/**
+ * Case 8 on a running distributed system, through its client node: seeds, then one run of the system
+ * (and a run of at most 10 s of the baseline answering the recorded round read to the same mix of
+ * requests), with the seeding time in the notes. The bench runs it on the cluster of cases 1–5 when
+ * that runs (it saves starting another), else on a cluster of its own (runMixedBench).
+ */
+export async function mixedOn(
+  baseUrl: string,
+  client: ServiceBroker,
+  plan: MixedPlan,
+  baseline: Baseline,
+  log: (line: string) => void,
+): Promise<{ outcome: ScenarioOutcome; routes: MixedResult }> {
+  const t0 = Date.now();
+  log(
+    `distributed 8: creating ${plan.sizes.users.toLocaleString("en")} users and ` +
+      `${plan.sizes.rounds.toLocaleString("en")} rounds`,
+  );
+  const fixtures = await seedMixed(client, plan.sizes, log);
+  const { seeding } = fixtures;
+  const rate = (n: number, s: number) => `${Math.round(n / Math.max(0.1, s)).toLocaleString("en")}/s`;
+  const seeded =
+    `seeded in ${seeding.total} s (users ${seeding.users} s, ${rate(plan.sizes.users, seeding.users)}; ` +
+    `friendships ${seeding.friends} s; rounds ${seeding.rounds} s, ${rate(plan.sizes.rounds, seeding.rounds)}; ` +
+    `token sets ${seeding.tokens} s, ${rate(plan.sizes.users, seeding.tokens)})`;
+  log(`distributed 8: ready after ${((Date.now() - t0) / 1000).toFixed(1)} s; ${seeded}`);
+  const scenario = mixedScenario(fixtures);
+  const outcome = await alternate(scenario, baseUrl, baseline, { rounds: 1, seconds: plan.seconds, log });
+  outcome.notes.push(seeded);
+  return { outcome, routes: outcome.runs[0].system as MixedResult };
+}
+
+export async function runMixedBench(
+  plan: MixedPlan,
+  baseline: Baseline,
+  log: (line: string) => void,
+): Promise<{ outcome: ScenarioOutcome; routes: MixedResult }> {
+  const cluster = await startCluster();
+  try {
+    return await mixedOn(cluster.baseUrl, cluster.client, plan, baseline, log);
+  } finally {
+    await cluster.stop();
+  }
+}

@@ -1,0 +1,56 @@
+import { MIX, percentile, routePicker } from "../../bench/mixed";
+import { zipf } from "../../bench/zipf";
+
+/** A seeded generator, so the shares below are the same on every run. */
+function lcg(seed = 42): () => number {
+  let x = seed;
+  return () => {
+    x = (x * 1664525 + 1013904223) % 2 ** 32;
+    return x / 2 ** 32;
+  };
+}
+
+describe("bench case 8 draws", () => {
+  it("draws rounds Zipf-like: a few hot, every one reachable, none out of range", () => {
+    const draw = zipf(10_000, 1, lcg());
+    const counts = new Map<number, number>();
+    const n = 200_000;
+    let [min, max] = [Infinity, -Infinity];
+    for (let i = 0; i < n; i++) {
+      const k = draw();
+      [min, max] = [Math.min(min, k), Math.max(max, k)];
+      counts.set(k, (counts.get(k) ?? 0) + 1);
+    }
+    expect(min).toBe(0);
+    expect(max).toBeLessThan(10_000);
+    expect(Number.isInteger(max)).toBe(true);
+    const share = (k: number) => (counts.get(k) ?? 0) / n;
+    // H(10,000) ≈ 9.79: the first round takes about 10%, the second about half of that.
+    expect(share(0)).toBeGreaterThan(0.09);
+    expect(share(0)).toBeLessThan(0.115);
+    expect(share(1) / share(0)).toBeGreaterThan(0.4);
+    expect(share(1) / share(0)).toBeLessThan(0.6);
+    const top100 = [...Array(100).keys()].reduce((a, k) => a + share(k), 0);
+    expect(top100).toBeGreaterThan(0.45);
+    expect(top100).toBeLessThan(0.6);
+  });
+
+  it("picks routes with the mix's shares", () => {
+    const pick = routePicker(lcg(7));
+    const n = 100_000;
+    const counts: Record<string, number> = {};
+    for (let i = 0; i < n; i++) {
+      const r = pick();
+      counts[r] = (counts[r] ?? 0) + 1;
+    }
+    expect(Object.values(MIX).reduce((a, b) => a + b, 0)).toBeCloseTo(1, 10);
+    for (const [route, share] of Object.entries(MIX)) expect(counts[route] / n).toBeCloseTo(share, 2);
+  });
+
+  it("reads percentiles of sorted latencies", () => {
+    const sorted = Array.from({ length: 100 }, (_, i) => i + 1);
+    expect(percentile(sorted, 50)).toBe(50);
+    expect(percentile(sorted, 99)).toBe(99);
+    expect(percentile([], 99)).toBe(0);
+  });
+});
