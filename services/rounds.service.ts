@@ -145,7 +145,7 @@ const RoundsServiceSchema: ServiceSchema<Record<string, never>, RoundsService> =
         repo: this.repo,
         fullRounds: this.fullRounds,
         snapshotOf: (doc) => this.snapshotOf(ctx, doc),
-        invalidate: (id) => cleanCache(this, `rounds.snapshot:${id}:*`),
+        invalidate: (id, rev) => cleanCache(this, snapshotKey(id, rev)),
         areFriends: (a, b) => call(ctx, "users.areFriends", { a, b }),
         joined: (doc, userId) => this.joined(ctx, doc, userId),
         warn: (message, err) => this.logger.warn(message, err),

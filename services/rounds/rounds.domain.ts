@@ -19,8 +19,8 @@ export interface RoundsDeps {
   fullRounds: Pick<FullRounds, "get" | "remember">;
   /** The snapshot of the round at the document's revision (from the cache when present). */
   snapshotOf(doc: RoundDoc): Promise<RoundSnapshot>;
-  /** Drops the round's cached snapshots after a change. */
-  invalidate(roundId: string): Promise<void>;
+  /** Drops the round's cached snapshot of the revision a change has just replaced. */
+  invalidate(roundId: string, replacedRev: number): Promise<void>;
   areFriends(a: string, b: string): Promise<boolean>;
   /**
    * A new membership is stored (with its announcement in the round's outbox): tell the caches and hand
@@ -128,7 +128,9 @@ async function addMember(
     if (updated) deps.fullRounds.remember(updated);
     if (updated) {
       // Snapshots are keyed by revision, so a failed clean-up only leaves garbage until its TTL.
-      await deps.invalidate(current._id).catch((err) => deps.warn("Could not clean the round's cache", err));
+      await deps
+        .invalidate(current._id, current.rev)
+        .catch((err) => deps.warn("Could not clean the round's cache", err));
       return { doc: updated, added: true };
     }
     const reread = await deps.repo.findById(current._id);

@@ -9,11 +9,17 @@ export const serviceConfig = (service: Service): Config => configOf(service.brok
 export const serviceStore = (service: Service): Promise<Store> =>
   storeOf(service.broker, configOf(service.broker));
 
-/** Removes cached entries matching a pattern; a no-op when the broker has no cacher. */
+/**
+ * Removes cached entries: exact keys are deleted one by one, and only patterns with a wildcard are
+ * matched, since Moleculer's `clean` walks every key of the cache (a SCAN of all of Redis) even for a
+ * pattern that names one key. A no-op when the broker has no cacher.
+ */
 export async function cleanCache(service: Service, ...patterns: string[]): Promise<void> {
   const cacher = service.broker.cacher;
   if (!cacher) return;
-  await Promise.all(patterns.map((p) => cacher.clean(p)));
+  const exact = patterns.filter((p) => !p.includes("*"));
+  const wild = patterns.filter((p) => p.includes("*"));
+  await Promise.all([...(exact.length > 0 ? [cacher.del(exact)] : []), ...wild.map((p) => cacher.clean(p))]);
 }
 
 /**

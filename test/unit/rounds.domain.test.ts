@@ -53,7 +53,7 @@ function fakeDeps(initial: RoundDoc, friends: [string, string][] = []) {
     repo,
     fullRounds: new FullRounds(),
     snapshotOf: jest.fn(async (doc: RoundDoc) => buildSnapshot(doc, profiles, makeItem())),
-    invalidate: jest.fn(async (_roundId: string) => undefined),
+    invalidate: jest.fn(async (_roundId: string, _rev: number) => undefined),
     areFriends: jest.fn(async (a: string, b: string) =>
       friends.some(([x, y]) => (x === a && y === b) || (x === b && y === a)),
     ),
@@ -147,7 +147,7 @@ describe("joinRound", () => {
       NOW,
     );
     expect(deps.invalidate).toHaveBeenCalledTimes(1);
-    expect(deps.invalidate).toHaveBeenCalledWith("round-1");
+    expect(deps.invalidate).toHaveBeenCalledWith("round-1", 1);
     expect(deps.joined).toHaveBeenCalledTimes(1);
     expect(events).toEqual([
       {
