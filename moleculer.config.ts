@@ -8,6 +8,7 @@ import { Middleware as ChannelsMiddleware } from "@moleculer/channels";
 import type { Config } from "./shared/config";
 import { LIVE_PROBE_METADATA, LivenessMiddleware } from "./shared/runtime/liveness";
 import { RequestLogMiddleware } from "./shared/runtime/request-log";
+import { HybridSerializer } from "./shared/runtime/serializer";
 import { AjvValidator } from "./shared/validation";
 
 /**
@@ -64,7 +65,7 @@ export function brokerOptions(config: Config): BrokerOptions {
           },
     // Binary packets: a picture streamed from the gateway to the stores service travels as raw bytes
     // (JSON would inflate every chunk into an array of numbers, about four times its size).
-    serializer: config.serializer,
+    serializer: config.serializer === "Hybrid" ? new HybridSerializer() : config.serializer,
     validator: new AjvValidator(),
     logger: {
       type: "Console",

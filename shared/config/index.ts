@@ -100,9 +100,9 @@ export const configSchema = {
   ),
   serializer: entry(
     "SERIALIZER",
-    "Notepack",
-    "Packet serializer between nodes (all nodes alike): Notepack (binary, carries upload chunks as bytes) or JSON",
-    oneOf("Notepack", "JSON"),
+    "Hybrid",
+    "Packet serializer between nodes (all nodes alike): Hybrid (Notepack envelope, JSON bodies, upload chunks as bytes), Notepack or JSON",
+    oneOf("Hybrid", "Notepack", "JSON"),
   ),
   cacheTtlSeconds: entry("CACHE_TTL", "60", "Seconds a cached read lives before it is loaded again", int(1)),
   logLevel: entry(
