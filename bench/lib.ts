@@ -88,3 +88,11 @@ export function writeResults(
   }
   return md;
 }
+
+/** The value of `--name value` or `--name=value` on the command line. */
+export function flag(name: string): string | undefined {
+  const args = process.argv.slice(2);
+  const i = args.findIndex((a) => a === `--${name}` || a.startsWith(`--${name}=`));
+  if (i < 0) return undefined;
+  return args[i].includes("=") ? args[i].split("=")[1] : args[i + 1];
+}

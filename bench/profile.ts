@@ -14,7 +14,7 @@ import path from "node:path";
 import { monotonicMicros, summariseProfile, type Window } from "./cpuprofile";
 import { createFixtures, type FixtureSizes } from "./fixtures";
 import { planFor, scenarioFactories } from "./http";
-import { build, machineHeader, root, tmpDir, type Row } from "./lib";
+import { build, flag, machineHeader, root, tmpDir, type Row } from "./lib";
 import { mixedScenario, seedMixed, type MixedSizes } from "./mixed";
 import type { LoadResult } from "./load";
 import type { Scenario } from "./scenarios/scenario";
@@ -33,13 +33,6 @@ export const PROFILED: Record<string, string[]> = {
 };
 
 const CASES = Object.keys(PROFILED);
-
-function flag(name: string): string | undefined {
-  const args = process.argv.slice(2);
-  const i = args.findIndex((a) => a === `--${name}` || a.startsWith(`--${name}=`));
-  if (i < 0) return undefined;
-  return args[i].includes("=") ? args[i].split("=")[1] : args[i + 1];
-}
 
 const log = (line: string) => process.stderr.write(`${line}\n`);
 

@@ -11,7 +11,7 @@
 import { startBaseline } from "./baseline";
 import { ratioChart, type ChartBar } from "./chart";
 import { HTTP_KEYS, planFor, runHttpBench, type TopologyOutcome } from "./http";
-import { build, machineHeader, writeResults, type Row, type Section } from "./lib";
+import { build, flag, machineHeader, writeResults, type Row, type Section } from "./lib";
 import { runMulticastBench } from "./multicast";
 import type { ScenarioOutcome } from "./ab";
 import { mixedOn, mixedPlanFor, mixedRouteRows, runMixedBench, type MixedResult } from "./mixed";
@@ -20,13 +20,6 @@ import { httpRows, multicastRows, runRows, uploadRows } from "./report";
 import type { System, Topology } from "./systems";
 import { runUploadBench } from "./upload";
 import { binary } from "../test/support/brokers";
-
-function flag(name: string): string | undefined {
-  const args = process.argv.slice(2);
-  const i = args.findIndex((a) => a === `--${name}` || a.startsWith(`--${name}=`));
-  if (i < 0) return undefined;
-  return args[i].includes("=") ? args[i].split("=")[1] : args[i + 1];
-}
 
 const log = (line: string) => process.stderr.write(`${line}\n`);
 
