@@ -22,6 +22,7 @@ import { deliverJob, type DeliverDeps } from "./notifier/deliver";
 import { JobsRepository, type JobDoc } from "./notifier/jobs.repository";
 import { LocalJobQueue } from "./notifier/local-queue";
 import { transportFor, type PushTransport } from "./notifier/transport";
+import { channelSender, hasDurableChannels } from "../shared/runtime/channels";
 
 export const JOBS_CHANNEL = "notifier.jobs";
 
@@ -212,9 +213,9 @@ const NotifierServiceSchema: ServiceSchema<Record<string, never>, NotifierServic
     },
 
     async enqueue(this: NotifierService, jobId: string): Promise<void> {
-      const send = (this.broker as unknown as { sendToChannel?: (c: string, m: JobMessage) => Promise<void> })
-        .sendToChannel;
-      if (send) await send.call(this.broker, JOBS_CHANNEL, { job_id: jobId });
+      const send = channelSender(this.broker);
+      const message: JobMessage = { job_id: jobId };
+      if (send) await send(JOBS_CHANNEL, message);
       else this.queue?.kick();
     },
   },
@@ -232,8 +233,7 @@ const NotifierServiceSchema: ServiceSchema<Record<string, never>, NotifierServic
     this.jobs = new JobsRepository(await serviceStore(this));
     await this.jobs.init();
     this.transport = transportFor(this.config, (line) => this.logger.info(line));
-    const channels =
-      typeof (this.broker as unknown as { sendToChannel?: unknown }).sendToChannel === "function";
+    const channels = hasDurableChannels(this.broker);
     this.queue = channels
       ? null
       : new LocalJobQueue(

@@ -22,9 +22,9 @@ import { eventRoundParams } from "./rounds/event-round";
 import { QuestionsRepository } from "./rounds/questions";
 import { StoreEventCreatedEvent } from "../shared/contracts/stores";
 import { DuplicateKeyError } from "../shared/storage";
-import { OutboxRelay } from "../shared/outbox";
-import { channelPublisher, Channels, factChannel, factHandler } from "../shared/runtime/channels";
-import { startRelay } from "../shared/runtime/relay";
+import type { OutboxRelay } from "../shared/outbox";
+import { Channels, factChannel, factHandler } from "../shared/runtime/channels";
+import { startOutboxRelay } from "../shared/runtime/relay";
 
 interface RoundsService extends Service {
   config: Config;
@@ -158,9 +158,8 @@ const RoundsServiceSchema: ServiceSchema<Record<string, never>, RoundsService> =
      * then the join's announcement goes to its channel (the relay keeps what does not get through).
      */
     async joined(this: RoundsService, ctx: Context, doc: RoundDoc, userId: string): Promise<void> {
-      const member = doc.members[userId];
       await ctx
-        .emit(Events.roundMemberJoined, joinedEvent(doc, userId, member))
+        .emit(Events.roundMemberJoined, joinedEvent(doc, userId, doc.members[userId]))
         .catch((err: unknown) => this.logger.warn("Could not tell the gateways about a join", err));
       const pending = pendingJoin(doc, userId);
       if (pending) await this.relay.deliver(pending);
@@ -201,10 +200,7 @@ const RoundsServiceSchema: ServiceSchema<Record<string, never>, RoundsService> =
     this.questions = new QuestionsRepository(store);
     await this.repo.init();
     await this.questions.ensureCatalog();
-    this.relay = new OutboxRelay(this.repo.outbox, channelPublisher(this.broker), (m, e) =>
-      this.logger.warn(m, e),
-    );
-    startRelay(this.broker, this.relay);
+    this.relay = startOutboxRelay(this, this.repo.outbox);
   },
 
   async stopped(this: RoundsService) {

@@ -22,9 +22,8 @@ import {
 import type { Config } from "../shared/config";
 import { BadRequestError, NotAuthenticatedError, NotFoundError } from "../shared/errors";
 import { noRetry, serviceConfig, serviceStore } from "../shared/runtime";
-import { OutboxRelay } from "../shared/outbox";
-import { channelPublisher } from "../shared/runtime/channels";
-import { startRelay } from "../shared/runtime/relay";
+import type { OutboxRelay } from "../shared/outbox";
+import { startOutboxRelay } from "../shared/runtime/relay";
 import { LocalBlobStore } from "./stores/blob-store";
 import { createStoreEvent, managedStore } from "./stores/store-events";
 import { StoresRepository, toItemInfo, toStoreInfo } from "./stores/stores.repository";
@@ -212,10 +211,7 @@ const StoresServiceSchema: ServiceSchema<Record<string, never>, StoresService> =
     this.blobs = new LocalBlobStore(this.config.mediaDir || path.join(this.config.dataDir, "media"));
     const swept = this.blobs.sweep();
     if (swept > 0) this.logger.info(`Removed ${swept} abandoned staged upload(s)`);
-    this.relay = new OutboxRelay(this.repo.outbox, channelPublisher(this.broker), (m, e) =>
-      this.logger.warn(m, e),
-    );
-    startRelay(this.broker, this.relay);
+    this.relay = startOutboxRelay(this, this.repo.outbox);
   },
 
   async stopped(this: StoresService) {

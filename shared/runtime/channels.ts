@@ -29,13 +29,14 @@ interface ChannelDefinition {
 
 type Sender = (channel: string, payload: unknown, opts?: { msgID?: string }) => Promise<void>;
 
-const senderOf = (broker: ServiceBroker): Sender | null => {
+/** The broker's JetStream publication (the channels middleware's `sendToChannel`), or null embedded. */
+export const channelSender = (broker: ServiceBroker): Sender | null => {
   const send = (broker as unknown as { sendToChannel?: Sender }).sendToChannel;
   return typeof send === "function" ? send.bind(broker) : null;
 };
 
 /** True when channels ride on JetStream (the channels middleware is installed). */
-export const hasDurableChannels = (broker: ServiceBroker): boolean => senderOf(broker) !== null;
+export const hasDurableChannels = (broker: ServiceBroker): boolean => channelSender(broker) !== null;
 
 /** Every consumer of `channel` among this process's services. */
 function localConsumers(
@@ -53,7 +54,7 @@ function localConsumers(
 
 /** How the relay hands an entry to its channel in this process's topology. */
 export function channelPublisher(broker: ServiceBroker): Publish {
-  const send = senderOf(broker);
+  const send = channelSender(broker);
   if (send) return (entry) => send(entry.channel, entry.payload, { msgID: entry.id });
   return async (entry) => {
     const consumers = localConsumers(broker, entry.channel);
