@@ -41,6 +41,31 @@ export interface Fixtures {
 /** Demo tokens last 24 h (seed.ts); the bench's only need to outlive one run. */
 export const ACCESS_TTL_SECONDS = 6 * 3600;
 
+/** A store of `ownerId` selling one kettle without attributes: the item of every bench round. */
+export async function kettleFor(broker: ServiceBroker, ownerId: string, label: string) {
+  const slug = label.toLowerCase();
+  const store = await call(broker, "stores.createStore", {
+    name: `${label} Store`,
+    is_blogger: false,
+    logo_url: `https://cdn.example.com/logos/${slug}.png`,
+    currency: "RUB",
+    manager_ids: [ownerId],
+  });
+  return call(broker, "stores.createItem", {
+    store_id: store.id,
+    kind: "product",
+    name: `${label} kettle`,
+    sku: `${label[0]}K-1`,
+    platform_price: 4990,
+    assets: [
+      { name: "main", path: `/media/${slug}/kettle.jpg`, type: "image", sort_order: 0, is_primary: true },
+    ],
+    short_desc: "A kettle to win",
+    category: { id: 4, name: "Kitchen" },
+    attribute_values: [],
+  });
+}
+
 /** Runs fn over items with at most `limit` calls in flight (the cluster answers faster in parallel). */
 export async function inParallel<T, R>(
   items: T[],
@@ -87,26 +112,7 @@ export async function createFixtures(broker: ServiceBroker, sizes: FixtureSizes)
   const joiners = await inParallel(range(sizes.joiners), 16, (i) => user(`bench_joiner_${i}`));
   const listUsers = await inParallel(range(sizes.listUsers), 16, (i) => user(`bench_lists_${i}`));
 
-  const store = await call(broker, "stores.createStore", {
-    name: "Bench Store",
-    is_blogger: false,
-    logo_url: "https://cdn.example.com/logos/bench.png",
-    currency: "RUB",
-    manager_ids: [owner.id],
-  });
-  const item = await call(broker, "stores.createItem", {
-    store_id: store.id,
-    kind: "product",
-    name: "Bench kettle",
-    sku: "BK-1",
-    platform_price: 4990,
-    assets: [
-      { name: "main", path: "/media/bench/kettle.jpg", type: "image", sort_order: 0, is_primary: true },
-    ],
-    short_desc: "A kettle to win",
-    category: { id: 4, name: "Kitchen" },
-    attribute_values: [],
-  });
+  const item = await kettleFor(broker, owner.id, "Bench");
 
   const day = 86400_000;
   const round = (p: Partial<CreateRoundParams> & Pick<CreateRoundParams, "max_members_count">) =>

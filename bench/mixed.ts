@@ -16,7 +16,7 @@ import { alternate, type ScenarioOutcome } from "./ab";
 import { record, type Baseline } from "./baseline";
 import { call } from "../shared/contracts";
 import { moscow, questions } from "../shared/ops/fixtures";
-import { ACCESS_TTL_SECONDS, inParallel, type BenchUser } from "./fixtures";
+import { ACCESS_TTL_SECONDS, inParallel, kettleFor, type BenchUser } from "./fixtures";
 import type { Row } from "./lib";
 import { load, type LoadResult } from "./load";
 import { bearer, type Scenario } from "./scenarios/scenario";
@@ -117,26 +117,7 @@ export async function seedMixed(
 
   const t2 = Date.now();
   const owner = ids[0];
-  const store = await call(broker, "stores.createStore", {
-    name: "Mixed Store",
-    is_blogger: false,
-    logo_url: "https://cdn.example.com/logos/mixed.png",
-    currency: "RUB",
-    manager_ids: [owner],
-  });
-  const item = await call(broker, "stores.createItem", {
-    store_id: store.id,
-    kind: "product",
-    name: "Mixed kettle",
-    sku: "MK-1",
-    platform_price: 4990,
-    assets: [
-      { name: "main", path: "/media/mixed/kettle.jpg", type: "image", sort_order: 0, is_primary: true },
-    ],
-    short_desc: "A kettle to win",
-    category: { id: 4, name: "Kitchen" },
-    attribute_values: [],
-  });
+  const item = await kettleFor(broker, owner, "Mixed");
   const day = 86400_000;
   const someone = () => ids[Math.floor(Math.random() * ids.length)];
   const rounds = await inParallel(
