@@ -11,7 +11,7 @@ import ApiGateway from "moleculer-web";
 import { call, Events } from "../shared/contracts";
 import type { AuthMeta, Caller, FreshnessMeta } from "../shared/contracts/common";
 import type { RoundMemberJoinedEvent } from "../shared/contracts/rounds";
-import type { UserRemovedEvent } from "../shared/contracts/users";
+import type { UserListsChangedEvent, UserRemovedEvent } from "../shared/contracts/users";
 import type { Config } from "../shared/config";
 import { NotAuthenticatedError, TokenInvalidError } from "../shared/errors";
 import { noRetry, serviceConfig } from "../shared/runtime";
@@ -36,7 +36,7 @@ import {
   type CounterStore,
 } from "./gateway/rate-limit";
 import { parseJsonBody, readRaw } from "./gateway/request-body";
-import { pathParamsOf, routeByAction, routes, type RouteSpec } from "./gateway/routes";
+import { CALLER_TAG, callerTag, pathParamsOf, routeByAction, routes, type RouteSpec } from "./gateway/routes";
 
 type Req = IncomingMessage & {
   $alias?: { action?: string };
@@ -100,6 +100,11 @@ const gatewayGroup = `gateway-${randomUUID()}`;
 interface MicrocacheSlot {
   tag: string;
   key: string;
+  /**
+   * A caller's own list stays right until an event about it (only the cap applies); a round read says
+   * itself until when it is right (its clock-driven fields), in `ctx.meta.$freshUntil`.
+   */
+  untilEvent: boolean;
 }
 
 /** Writes an answer already encoded as JSON, headers and body in one go. */
@@ -197,6 +202,15 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
       group: gatewayGroup,
       handler(this: GatewayService, ctx: Context<UserRemovedEvent>) {
         this.tokens.forgetUser(ctx.params.user_id);
+        // The removed user vanishes from rounds and friends lists of any caller: drop every kept answer.
+        this.responses.clear();
+      },
+    },
+    // A friendship or a payment changed these users' lists (same per-process group).
+    [Events.userListsChanged]: {
+      group: gatewayGroup,
+      handler(this: GatewayService, ctx: Context<UserListsChangedEvent>) {
+        for (const id of ctx.params.user_ids) this.responses.dropTag(callerTag(id));
       },
     },
     // A join changes the round for every caller: drop its kept answers (same per-process group).
@@ -345,9 +359,10 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
       res.setHeader("Content-Length", Buffer.byteLength(json));
       const slot = req.$microcache;
       const meta = req.$ctx?.meta as FreshnessMeta | undefined;
-      if (slot && res.statusCode === 200 && meta && meta.$freshUntil !== undefined) {
+      const freshUntil = slot?.untilEvent ? null : meta?.$freshUntil;
+      if (slot && res.statusCode === 200 && freshUntil !== undefined) {
         const now = Date.now();
-        this.responses.set(slot.tag, slot.key, json, meta.$freshUntil ?? Number.POSITIVE_INFINITY, now);
+        this.responses.set(slot.tag, slot.key, json, freshUntil ?? Number.POSITIVE_INFINITY, now);
       }
       return json;
     },
@@ -381,9 +396,10 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
       const spec = this.specOf(req);
       const userId = (req.$ctx?.meta as AuthMeta | undefined)?.user?.id;
       if (!spec?.microcacheTag || !userId) return null;
-      const tag = params[spec.microcacheTag];
+      const untilEvent = spec.microcacheTag === CALLER_TAG;
+      const tag = untilEvent ? callerTag(userId) : params[spec.microcacheTag];
       if (typeof tag !== "string") return null;
-      return { tag, key: `${spec.action}\u0000${userId}\u0000${JSON.stringify(params)}` };
+      return { tag, key: `${spec.action}\u0000${userId}\u0000${JSON.stringify(params)}`, untilEvent };
     },
 
     /**

@@ -17,6 +17,7 @@ import {
   ProfilesParams,
   RemoveUserParams,
   StatusParams,
+  type UserListsChangedEvent,
   type UserRemovedEvent,
 } from "../shared/contracts/users";
 import type { AuthMeta } from "../shared/contracts/common";
@@ -33,6 +34,7 @@ interface UsersService extends Service {
   repo: UsersRepository;
   payments: PaymentsRepository;
   devices: DevicesRepository;
+  listsChanged(userIds: string[]): Promise<void>;
 }
 
 const callerId = (ctx: Context<unknown, AuthMeta>): string => {
@@ -184,6 +186,7 @@ const UsersServiceSchema: ServiceSchema<Record<string, never>, UsersService> = {
         if (!userA || !userB) throw new NotFoundError("User not found");
         const created = await this.repo.addFriendship(a, b, new Date());
         await cleanCache(this, "users.areFriends:**", `users.friends:${a}`, `users.friends:${b}`);
+        if (created) await this.listsChanged([a, b]);
         return { created };
       },
     },
@@ -206,9 +209,25 @@ const UsersServiceSchema: ServiceSchema<Record<string, never>, UsersService> = {
             description: `Entry fee for round ${e.uniq_id}`,
             created_at: new Date(e.joined_at),
           });
-          if (created) await cleanCache(this, `users.payments:${e.user_id}`);
+          if (created) {
+            await cleanCache(this, `users.payments:${e.user_id}`);
+            await this.listsChanged([e.user_id]);
+          }
         },
       ),
+    },
+  },
+
+  methods: {
+    /**
+     * Tells every gateway to drop the answers it keeps for these users' lists (a cache notice; the
+     * change itself is stored). A lost notice costs at most the gateway's RESPONSE_CACHE_MS.
+     */
+    async listsChanged(this: UsersService, userIds: string[]): Promise<void> {
+      const event: UserListsChangedEvent = { user_ids: userIds };
+      await this.broker
+        .emit(Events.userListsChanged, event)
+        .catch((err: unknown) => this.logger.warn("Could not tell the gateways about changed lists", err));
     },
   },
 

@@ -55,6 +55,11 @@ export class ResponseCache {
     this.byTag.delete(tag);
   }
 
+  clear(): void {
+    this.byTag.clear();
+    this.count = 0;
+  }
+
   get size(): number {
     return this.count;
   }

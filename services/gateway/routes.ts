@@ -46,11 +46,18 @@ export interface RouteSpec {
   headers?: Record<string, string>;
   /**
    * The gateway may keep this read's answer per caller for a moment (services/gateway/response-cache):
-   * the parameter whose value tags the entry, so events about that thing drop it.
+   * the parameter whose value tags the entry, so events about that thing drop it; `CALLER_TAG` tags it
+   * with the caller (a list of the caller's own).
    */
   microcacheTag?: string;
   doc: RouteDoc;
 }
+
+/** `microcacheTag` of a read about the caller alone (their friends, their payments). */
+export const CALLER_TAG = "#caller";
+
+/** The microcache tag of a caller's own lists: apart from round ids, which are tags too. */
+export const callerTag = (userId: string): string => `user:${userId}`;
 
 export const routes: RouteSpec[] = [
   {
@@ -118,6 +125,7 @@ export const routes: RouteSpec[] = [
     action: "users.friends",
     auth: "bearer",
     body: "none",
+    microcacheTag: CALLER_TAG,
     doc: {
       summary: "Get user friends",
       tag: "users",
@@ -131,6 +139,7 @@ export const routes: RouteSpec[] = [
     action: "users.payments",
     auth: "bearer",
     body: "none",
+    microcacheTag: CALLER_TAG,
     doc: {
       summary: "Get user payments",
       tag: "users",

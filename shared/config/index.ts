@@ -246,7 +246,7 @@ export const configSchema = {
   responseCacheMs: entry(
     "RESPONSE_CACHE_MS",
     "1000",
-    "Longest time the gateway serves a caller's round read again without asking the rounds service (a join drops it at once; 0: off)",
+    "Longest time the gateway serves a caller's round read or own friends/payments list again without asking the service (a join, a new friendship or payment drops it at once; 0: off)",
     int(0, 60_000),
   ),
   rateLimits: entry(

@@ -107,4 +107,5 @@ export const Events = {
   roundMemberJoined: "round.member.joined",
   storeEventCreated: "store.event.created",
   userRemoved: "user.removed",
+  userListsChanged: "user.lists.changed",
 } as const;

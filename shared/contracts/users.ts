@@ -50,6 +50,14 @@ export interface UserRemovedEvent {
   removed_at: string;
 }
 
+/**
+ * Event `user.lists.changed`: a cache notice (not a fact) that these users' friends or payments lists
+ * changed, so every gateway drops the answers it keeps for them.
+ */
+export interface UserListsChangedEvent {
+  user_ids: string[];
+}
+
 /** §2.13, an element of GET /users/friends. */
 export const Friend = Type.Object({
   id: Type.String(),

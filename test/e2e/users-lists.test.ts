@@ -54,6 +54,15 @@ describe("GET /users/friends", () => {
     expect((await friends(y.access_token)).body.map((f: any) => f.id)).toEqual([x.id]);
   });
 
+  it("when a friend is removed after the list was read, then the next read no longer lists them", async () => {
+    const x = await newUser(sys.broker, "keeper");
+    const y = await newUser(sys.broker, "leaver");
+    await call(sys.broker, "users.addFriends", { a: x.id, b: y.id });
+    expect((await friends(x.access_token)).body.map((f: any) => f.id)).toEqual([y.id]);
+    await call(sys.broker, "users.remove", { id: y.id });
+    expect((await friends(x.access_token)).body).toEqual([]);
+  });
+
   it("when several users read their cached lists in turn, then nobody gets another's list", async () => {
     const { alice, bob, carol } = sys.manifest.users;
     for (let round = 0; round < 3; round++) {
