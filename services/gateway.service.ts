@@ -36,6 +36,7 @@ import {
   type CounterStore,
 } from "./gateway/rate-limit";
 import { parseJsonBody, readRaw } from "./gateway/request-body";
+import { RawJson, type RawJsonMeta } from "../shared/runtime/raw-json";
 import { CALLER_TAG, callerTag, pathParamsOf, routeByAction, routes, type RouteSpec } from "./gateway/routes";
 
 type Req = IncomingMessage & {
@@ -61,6 +62,8 @@ interface GatewayService extends Service {
   counters: CounterStore | null;
   tokens: TokenCache;
   responses: ResponseCache;
+  /** Whether answers reach this gateway as RawJson intact (no transporter, or the Hybrid serializer). */
+  takesRawJson: boolean;
   limitRate(ctx: Context<unknown, AuthMeta>, req: Req, spec: RouteSpec): Promise<void>;
   openApi: Record<string, unknown>;
   aliases: AliasLike[];
@@ -108,10 +111,15 @@ interface MicrocacheSlot {
 }
 
 /** Writes an answer already encoded as JSON, headers and body in one go. */
-function writeJson(res: Res, status: number, json: string, headers: Record<string, string> = {}): void {
+function writeJson(
+  res: Res,
+  status: number,
+  json: string | Buffer,
+  headers: Record<string, string> = {},
+): void {
   res.writeHead(status, {
     "Content-Type": "application/json; charset=utf-8",
-    "Content-Length": Buffer.byteLength(json),
+    "Content-Length": typeof json === "string" ? Buffer.byteLength(json) : json.length,
     ...headers,
   });
   res.end(json);
@@ -354,9 +362,9 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
      * Overrides moleculer-web's (a bare JSON.stringify): with the length known, Node need not frame the
      * answer in chunks. A microcached read's 200 is kept for the time its service allows.
      */
-    encodeResponse(this: GatewayService, req: Req, res: Res, data: unknown): string {
-      const json = JSON.stringify(data);
-      res.setHeader("Content-Length", Buffer.byteLength(json));
+    encodeResponse(this: GatewayService, req: Req, res: Res, data: unknown): string | Buffer {
+      const json = data instanceof RawJson ? data.bytes : JSON.stringify(data);
+      res.setHeader("Content-Length", typeof json === "string" ? Buffer.byteLength(json) : json.length);
       const slot = req.$microcache;
       const meta = req.$ctx?.meta as FreshnessMeta | undefined;
       const freshUntil = slot?.untilEvent ? null : meta?.$freshUntil;
@@ -388,6 +396,7 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
         }
         req.$microcache = slot;
       }
+      if (this.takesRawJson && req.$ctx) (req.$ctx.meta as RawJsonMeta).$rawJson = actionName;
       return apiGatewayCallAction.call(this, route, actionName, req, res, params);
     },
 
@@ -493,6 +502,7 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
           : new MemoryCounterStore();
     this.tokens = new TokenCache(this.config.authCacheSeconds * 1000, 10_000);
     this.responses = new ResponseCache(this.config.responseCacheMs, 10_000);
+    this.takesRawJson = this.config.transporter === "" || this.config.serializer === "Hybrid";
     this.openApi = buildOpenApi(routes, this.config.publicUrl);
     // What Node's HTTP parser refuses is answered in the spec's shape too (gateway/client-error).
     this.server.on("clientError", answerClientError);

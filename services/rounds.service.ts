@@ -11,7 +11,9 @@ import type { Config } from "../shared/config";
 import { NotAuthenticatedError } from "../shared/errors";
 import { cleanCache, noRetry, serviceConfig, serviceStore } from "../shared/runtime";
 import { buildSnapshot, profileIdsOf, type RoundSnapshot } from "./rounds/round-snapshot";
-import { getRound, joinRound, type RoundsDeps } from "./rounds/rounds.domain";
+import { getRound, getRoundJson, joinRound, type RoundsDeps } from "./rounds/rounds.domain";
+import { RoundJson } from "./rounds/round-json";
+import { RawJson, type RawJsonMeta } from "../shared/runtime/raw-json";
 import { renderedUntil } from "./rounds/round-view";
 import { joinedEvent, pendingJoin, RoundsRepository, type RoundDoc } from "./rounds/rounds.repository";
 import { FullRounds } from "./rounds/full-rounds";
@@ -32,6 +34,8 @@ interface RoundsService extends Service {
   questions: QuestionsRepository;
   relay: OutboxRelay;
   fullRounds: FullRounds;
+  /** Answers as JSON bytes, shared by the callers who see a round alike (per snapshot). */
+  json: RoundJson;
   /** Snapshots this process used lately, in front of the shared cacher (Redis when distributed). */
   snapshots: LocalCache<RoundSnapshot>;
   deps(ctx: Context): RoundsDeps;
@@ -62,8 +66,14 @@ const RoundsServiceSchema: ServiceSchema<Record<string, never>, RoundsService> =
       params: GetRoundParams,
       async handler(
         this: RoundsService,
-        ctx: Context<ParamsOf<"rounds.get">, AuthMeta & FreshnessMeta>,
-      ): Promise<ResultOf<"rounds.get">> {
+        ctx: Context<ParamsOf<"rounds.get">, AuthMeta & FreshnessMeta & RawJsonMeta>,
+      ): Promise<ResultOf<"rounds.get"> | RawJson> {
+        if (ctx.meta.$rawJson === "rounds.get") {
+          // The gateway writes the bytes as they are: encoded once per round revision, not per read.
+          const answer = await getRoundJson(this.deps(ctx), this.json, ctx.params.round_id, callerId(ctx));
+          ctx.meta.$freshUntil = answer.freshUntil;
+          return new RawJson(answer.bytes);
+        }
         const round = await getRound(this.deps(ctx), ctx.params.round_id, callerId(ctx));
         // How long this answer stays right: the gateway may serve it again until then (or a join).
         ctx.meta.$freshUntil = renderedUntil(round);
@@ -190,6 +200,7 @@ const RoundsServiceSchema: ServiceSchema<Record<string, never>, RoundsService> =
   created(this: RoundsService) {
     this.config = serviceConfig(this);
     this.fullRounds = new FullRounds();
+    this.json = new RoundJson();
     // No longer than the shared cacher keeps them (a profile change other than a removal shows as late).
     this.snapshots = new LocalCache(Math.min(this.config.cacheTtlSeconds, 60) * 1000, 10_000);
   },

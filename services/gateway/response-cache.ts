@@ -6,7 +6,7 @@
  * thing (`round.member.joined`) drops every caller's answer at once. Only 200s are kept.
  */
 interface Entry {
-  json: string;
+  json: string | Buffer;
   expiresAt: number;
 }
 
@@ -23,7 +23,7 @@ export class ResponseCache {
     return this.maxAgeMs > 0 && this.maxEntries > 0;
   }
 
-  get(tag: string, key: string, now: number): string | null {
+  get(tag: string, key: string, now: number): string | Buffer | null {
     const entry = this.byTag.get(tag)?.get(key);
     if (!entry) return null;
     if (now >= entry.expiresAt) {
@@ -34,7 +34,7 @@ export class ResponseCache {
   }
 
   /** Keeps `json` until `freshUntil` (epoch ms, from the service) or the cap, whichever is first. */
-  set(tag: string, key: string, json: string, freshUntil: number, now: number): void {
+  set(tag: string, key: string, json: string | Buffer, freshUntil: number, now: number): void {
     if (!this.enabled) return;
     const expiresAt = Math.min(freshUntil, now + this.maxAgeMs);
     if (expiresAt <= now) return;

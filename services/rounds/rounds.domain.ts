@@ -12,6 +12,7 @@ import { isMember, type RoundSnapshot } from "./round-snapshot";
 import { isEndedAt, renderRound } from "./round-view";
 import type { RoundDoc, RoundsRepository } from "./rounds.repository";
 import type { FullRound, FullRounds } from "./full-rounds";
+import type { RoundJson } from "./round-json";
 
 export interface RoundsDeps {
   repo: Pick<RoundsRepository, "findById" | "addMember">;
@@ -57,6 +58,17 @@ async function visibleRound(deps: RoundsDeps, roundId: string, userId: string): 
 export async function getRound(deps: RoundsDeps, roundId: string, userId: string): Promise<Round> {
   const doc = await visibleRound(deps, roundId, userId);
   return renderRound(await deps.snapshotOf(doc), userId, deps.now());
+}
+
+/** The same read as `getRound`, answered as JSON bytes (see RoundJson), with until when it holds. */
+export async function getRoundJson(
+  deps: RoundsDeps,
+  json: RoundJson,
+  roundId: string,
+  userId: string,
+): Promise<{ bytes: Buffer; freshUntil: number | null }> {
+  const doc = await visibleRound(deps, roundId, userId);
+  return json.render(await deps.snapshotOf(doc), userId, deps.now());
 }
 
 /** Why a conditional join would not apply, read from the round as it is now. */

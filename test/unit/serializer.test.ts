@@ -1,4 +1,5 @@
 import { HybridSerializer } from "../../shared/runtime/serializer";
+import { RawJson } from "../../shared/runtime/raw-json";
 
 import { ServiceBroker } from "moleculer";
 
@@ -45,5 +46,22 @@ describe("HybridSerializer", () => {
     const packet = { params, meta: {} };
     serializer.serialize(packet, "REQ");
     expect(packet.params).toBe(params);
+  });
+});
+
+describe("HybridSerializer and RawJson", () => {
+  it("when an answer is already JSON bytes, then they travel as bytes and arrive as a RawJson", () => {
+    const bytes = Buffer.from(JSON.stringify({ id: "r1", name: "Раунд", list: [1, 2] }));
+    const packet = { id: "c1", success: true, data: new RawJson(bytes), meta: {} };
+    const out = roundTrip(packet, "RES");
+    expect(out.data).toBeInstanceOf(RawJson);
+    expect((out.data as RawJson).bytes.equals(bytes)).toBe(true);
+    expect(out).not.toHaveProperty("data$raw");
+    expect(packet.data).toBeInstanceOf(RawJson);
+  });
+
+  it("when something else meets a RawJson (another serializer, a cacher), then it sees the value itself", () => {
+    const raw = new RawJson(Buffer.from('{"a":[1,"b"]}'));
+    expect(JSON.parse(JSON.stringify({ data: raw }))).toEqual({ data: { a: [1, "b"] } });
   });
 });

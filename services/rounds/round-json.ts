@@ -1,0 +1,66 @@
+/**
+ * A round's answer as JSON bytes, built once per snapshot for the callers who all see it alike, and
+ * reused until the clock changes more than its seconds_to_end.
+ *
+ * Who sees a round alike: anyone who is neither its owner (sees every phone), nor a member (sees their
+ * own phone), nor has it among their favourites (in_favorites). Those are rendered per request.
+ * What moves with the clock: seconds_to_end every second, which is spliced in per request; status,
+ * is_ended and format_status once, at end_time, which ends the reuse. A snapshot is fixed for its
+ * round's revision, so a join (a new revision, a new snapshot) can never meet an older answer; the
+ * answers hang off the snapshot object itself and go when it goes.
+ */
+import { isEndedAt, renderRound, secondsToEnd } from "./round-view";
+import type { RoundSnapshot } from "./round-snapshot";
+
+interface SharedAnswer {
+  /** The answer up to and including `"seconds_to_end":`. */
+  head: Buffer;
+  /** The instants (epoch ms) between which the head holds: [from, until), either side of the end time. */
+  from: number;
+  until: number;
+}
+
+const SECONDS_KEY = "seconds_to_end";
+
+export class RoundJson {
+  private readonly shared = new WeakMap<RoundSnapshot, SharedAnswer>();
+
+  /** The answer for this caller now, and until when (epoch ms) it stays exactly right (null: no end). */
+  render(snap: RoundSnapshot, callerId: string, now: Date): { bytes: Buffer; freshUntil: number | null } {
+    const seconds = secondsToEnd(snap.end_time, now);
+    const freshUntil =
+      isEndedAt(snap, now) || snap.end_time === null ? null : Date.parse(snap.end_time) - seconds * 1000;
+    if (!seesAlike(snap, callerId)) {
+      return { bytes: Buffer.from(JSON.stringify(renderRound(snap, callerId, now))), freshUntil };
+    }
+    const t = now.getTime();
+    let answer = this.shared.get(snap);
+    if (!answer || t < answer.from || t >= answer.until) {
+      answer = sharedAnswer(snap, callerId, now);
+      this.shared.set(snap, answer);
+    }
+    return { bytes: Buffer.concat([answer.head, Buffer.from(`${seconds}}`)]), freshUntil };
+  }
+}
+
+/** Neither owner, member nor one who favourited it: the caller's render is everyone else's too. */
+export function seesAlike(snap: RoundSnapshot, callerId: string): boolean {
+  return (
+    callerId !== snap.owner_id &&
+    !snap.favorites.includes(callerId) &&
+    !snap.members.some((m) => m.user_id === callerId)
+  );
+}
+
+function sharedAnswer(snap: RoundSnapshot, callerId: string, now: Date): SharedAnswer {
+  const { [SECONDS_KEY]: _seconds, ...rest } = renderRound(snap, callerId, now);
+  const json = JSON.stringify(rest);
+  const end = snap.end_time === null ? Number.POSITIVE_INFINITY : Date.parse(snap.end_time);
+  const ended = isEndedAt(snap, now);
+  return {
+    head: Buffer.from(`${json.slice(0, -1)},"${SECONDS_KEY}":`),
+    // Ended by the flag: for good; by the clock: from the end time on; not yet: until the end time.
+    from: ended && !snap.is_ended ? end : Number.NEGATIVE_INFINITY,
+    until: ended ? Number.POSITIVE_INFINITY : end,
+  };
+}

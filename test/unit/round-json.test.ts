@@ -1,0 +1,77 @@
+import fc from "fast-check";
+import { RoundJson, seesAlike } from "../../services/rounds/round-json";
+import { renderRound } from "../../services/rounds/round-view";
+import { ALICE, BOB, IN_AN_HOUR, makeSnapshot, membersOf, NOW, OWNER, STRANGER } from "./fixtures";
+
+const parse = (bytes: Buffer): unknown => JSON.parse(bytes.toString("utf8"));
+const at = (ms: number) => new Date(NOW.getTime() + ms);
+
+describe("RoundJson", () => {
+  it("when any caller reads at any instant, then the bytes are exactly what renderRound gives", () => {
+    const snap = makeSnapshot({
+      members: membersOf(ALICE, BOB),
+      members_count: 2,
+      favorites: { [BOB]: true },
+    });
+    const json = new RoundJson();
+    fc.assert(
+      fc.property(
+        fc.constantFrom(OWNER, ALICE, BOB, STRANGER, "someone-else"),
+        // From before the round's end to well after it, so the end itself is crossed.
+        fc.integer({ min: -5_000, max: 2 * 3600_000 }),
+        (caller, offset) => {
+          const now = at(offset);
+          expect(parse(json.render(snap, caller, now).bytes)).toEqual(renderRound(snap, caller, now));
+        },
+      ),
+      { numRuns: 500, seed: 20260101 },
+    );
+  });
+
+  it("when strangers read one after another, then the round is encoded once and only the seconds move", () => {
+    const snap = makeSnapshot();
+    const json = new RoundJson();
+    const a = json.render(snap, STRANGER, NOW).bytes;
+    const b = json.render(snap, "another-stranger", at(1_500)).bytes;
+    expect(parse(a)).toMatchObject({ seconds_to_end: 3600 });
+    expect(parse(b)).toMatchObject({ seconds_to_end: 3598 });
+    expect(parse(b)).toEqual(renderRound(snap, "another-stranger", at(1_500)));
+  });
+
+  it("when the end time passes, then the shared answer is built again with the round ended", () => {
+    const snap = makeSnapshot();
+    const json = new RoundJson();
+    expect(parse(json.render(snap, STRANGER, NOW).bytes)).toMatchObject({ status: "open", is_ended: false });
+    const after = new Date(IN_AN_HOUR.getTime() + 1);
+    expect(parse(json.render(snap, STRANGER, after).bytes)).toMatchObject({
+      status: "ended",
+      is_ended: true,
+      seconds_to_end: 0,
+    });
+  });
+
+  it("when the answer is read, then it says until when it holds: the next tick of seconds_to_end, or never", () => {
+    const json = new RoundJson();
+    expect(json.render(makeSnapshot(), STRANGER, at(250)).freshUntil).toBe(at(1_000).getTime());
+    expect(json.render(makeSnapshot({ end_time: null }), STRANGER, NOW).freshUntil).toBeNull();
+    expect(json.render(makeSnapshot({ is_ended: true }), STRANGER, NOW).freshUntil).toBeNull();
+  });
+
+  it("when two snapshots of one round differ (a join), then each gets its own answer", () => {
+    const json = new RoundJson();
+    const before = makeSnapshot({ members: membersOf(ALICE), members_count: 1, rev: 1 });
+    const after = makeSnapshot({ members: membersOf(ALICE, BOB), members_count: 2, rev: 2 });
+    expect(parse(json.render(before, STRANGER, NOW).bytes)).toMatchObject({ members_count: 1 });
+    expect(parse(json.render(after, STRANGER, NOW).bytes)).toMatchObject({ members_count: 2 });
+  });
+});
+
+describe("seesAlike", () => {
+  it("when the caller is the owner, a member or has it in favourites, then they see it their own way", () => {
+    const snap = makeSnapshot({ members: membersOf(ALICE), members_count: 1, favorites: { [BOB]: true } });
+    expect(seesAlike(snap, OWNER)).toBe(false);
+    expect(seesAlike(snap, ALICE)).toBe(false);
+    expect(seesAlike(snap, BOB)).toBe(false);
+    expect(seesAlike(snap, STRANGER)).toBe(true);
+  });
+});
