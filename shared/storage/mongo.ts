@@ -14,6 +14,9 @@ import {
   type Update,
 } from "./port";
 
+/** MongoDB's error code for an index that exists with the same keys and other options. */
+const INDEX_OPTIONS_CONFLICT = 85;
+
 type Doc = { _id: string | number };
 type DriverCollection = mongoose.mongo.Collection<mongoose.mongo.Document>;
 
@@ -107,7 +110,19 @@ class MongoCollection<T extends Doc> implements Collection<T> {
 
   async createIndex(spec: IndexSpec): Promise<void> {
     const keys = Object.fromEntries(spec.fields.map((f) => [f, 1 as const]));
-    await this.coll.createIndex(keys, { unique: spec.unique ?? false });
+    const options = { unique: spec.unique ?? false, sparse: spec.sparse ?? false };
+    try {
+      await this.coll.createIndex(keys, options);
+    } catch (err) {
+      // The same keys indexed with other options (an older release): replace that index.
+      if ((err as { code?: number }).code !== INDEX_OPTIONS_CONFLICT) throw err;
+      await this.coll.dropIndex(
+        Object.entries(keys)
+          .map(([f, d]) => `${f}_${d}`)
+          .join("_"),
+      );
+      await this.coll.createIndex(keys, options);
+    }
   }
 }
 

@@ -155,7 +155,16 @@ class NedbCollection<T extends Doc> implements Collection<T> {
 
   async createIndex(spec: IndexSpec): Promise<void> {
     const fieldName = spec.fields.length === 1 ? spec.fields[0] : spec.fields;
-    await this.ds.ensureIndexAsync({ fieldName, unique: spec.unique ?? false });
+    const unique = spec.unique ?? false;
+    const sparse = spec.sparse ?? false;
+    // NeDB keeps index definitions in its file and ignores a second ensureIndex for the same field:
+    // one made with other options (an older release) is replaced, or the new ones would never apply.
+    const existing = (this.ds as unknown as { indexes: Record<string, { unique: boolean; sparse: boolean }> })
+      .indexes[fieldName.toString()];
+    if (existing && (existing.unique !== unique || existing.sparse !== sparse)) {
+      await this.ds.removeIndexAsync(fieldName as string);
+    }
+    await this.ds.ensureIndexAsync({ fieldName, unique, sparse });
   }
 
   compact(): Promise<void> {

@@ -24,6 +24,8 @@ export interface FindOptions {
 export interface IndexSpec {
   fields: string[];
   unique?: boolean;
+  /** Documents without the field are left out of the index (and of queries that use it). */
+  sparse?: boolean;
 }
 
 export interface Collection<T extends { _id: string | number }> {

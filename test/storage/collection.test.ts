@@ -15,6 +15,7 @@ interface Doc {
   name?: string;
   email?: string;
   n?: number;
+  pending?: number;
   flag?: boolean;
   at?: Date | null;
   end_time?: Date | null;
@@ -120,6 +121,25 @@ describeEachEngine("Collection contract", (store) => {
       await c.insertOne({ _id: "a", email: "x@example.com", group: "g" });
       await c.insertOne({ _id: "b", email: "y@example.com", group: "g" });
       expect(await c.count({ group: "g" })).toBe(2);
+    });
+
+    it("when an index is created again with other options, then the new options apply", async () => {
+      const c = coll();
+      await c.createIndex({ fields: ["email"] });
+      await c.insertOne({ _id: "a", email: "x@example.com" });
+      await c.createIndex({ fields: ["email"], unique: true });
+      await expect(c.insertOne({ _id: "b", email: "x@example.com" })).rejects.toBeInstanceOf(
+        DuplicateKeyError,
+      );
+    });
+
+    it("when a sparse index is queried, then documents without the field are left out and the rest found", async () => {
+      const c = coll();
+      await c.createIndex({ fields: ["pending"], sparse: true });
+      await c.insertMany([{ _id: "a", pending: 2 }, { _id: "b" }, { _id: "c", pending: 1 }]);
+      await c.updateOne({ _id: "b" }, { $set: { pending: 3 } });
+      await c.updateOne({ _id: "a" }, { $unset: { pending: true } });
+      expect(sortedIds(await c.find({ pending: { $gt: 0 } }))).toEqual(["b", "c"]);
     });
 
     it("when insertMany repeats an existing _id, then it throws DuplicateKeyError", async () => {
