@@ -12,6 +12,7 @@ import { isMember, type RoundSnapshot } from "./round-snapshot";
 import { isEndedAt, renderRound } from "./round-view";
 import type { RoundDoc, RoundsRepository } from "./rounds.repository";
 import type { FullRound, FullRounds } from "./full-rounds";
+import type { TraceContext } from "../../shared/tracing/propagation";
 
 export interface RoundsDeps {
   repo: Pick<RoundsRepository, "findById" | "addMember">;
@@ -27,6 +28,8 @@ export interface RoundsDeps {
    * the announcement to its channel. Never fails the join: what is not published now is by the relay.
    */
   joined(doc: RoundDoc, userId: string): Promise<void>;
+  /** The request's trace, recorded with the join's announcement (tracing on only). */
+  trace?: TraceContext;
   /** Reports a failure that must not fail the request (the change is already stored). */
   warn(message: string, err: unknown): void;
   now(): Date;
@@ -124,7 +127,7 @@ async function addMember(
     const now = deps.now();
     const refused = refusal(current, now);
     if (refused) throw refused;
-    const updated = await deps.repo.addMember(current, userId, attributes, now);
+    const updated = await deps.repo.addMember(current, userId, attributes, now, deps.trace);
     if (updated) deps.fullRounds.remember(updated);
     if (updated) {
       // Snapshots are keyed by revision, so a failed clean-up only leaves garbage until its TTL.
