@@ -14,7 +14,7 @@
 import type { Service, ServiceBroker } from "moleculer";
 import { check } from "../validation";
 import type { Publish } from "../outbox";
-import { deliveredTrace, startFactSpan, traceHeaders } from "../tracing/propagation";
+import { startFactSpan, traceHeaders } from "../tracing/propagation";
 
 export const Channels = {
   roundMemberJoined: "round.member.joined",
@@ -111,7 +111,7 @@ export function factHandler<P, S extends Service = Service>(
   work: (this: S, payload: P) => Promise<void>,
 ): (this: S, payload: unknown, raw?: unknown) => Promise<void> {
   return async function handle(this: S, payload: unknown, raw?: unknown) {
-    const span = startFactSpan(this, channel.name, channel.group, deliveredTrace(raw));
+    const span = startFactSpan(this, channel, raw);
     const valid = check(schema, payload);
     if (valid !== true) {
       // A malformed fact can never succeed: report it and let it go (acknowledged, not retried forever).

@@ -48,22 +48,22 @@ export function deliveredTrace(raw: unknown): TraceContext | undefined {
 
 /**
  * The span of a fact's handling in a consumer (Moleculer makes none: channel handlers are not actions),
- * a child of the span that recorded the fact when it carries a trace context, else a trace of its own.
- * Null when tracing is off.
+ * a child of the span that recorded the fact when the delivery (`raw`, see deliveredTrace) carries its
+ * trace context, else a trace of its own. Null, with nothing read, when tracing is off.
  */
 export function startFactSpan(
   service: Service,
-  channel: string,
-  group: string | undefined,
-  trace: TraceContext | undefined,
+  channel: { name: string; group?: string },
+  raw: unknown,
 ): Span | null {
   const broker = service.broker;
   if (!broker.isTracingEnabled()) return null;
-  return broker.tracer.startSpan(`channel '${channel}' in '${service.fullName}'`, {
+  const trace = deliveredTrace(raw);
+  return broker.tracer.startSpan(`channel '${channel.name}' in '${service.fullName}'`, {
     type: "channel",
     service,
     traceID: trace?.trace_id,
     parentID: trace?.parent_id,
-    tags: { channel: { name: channel, group }, nodeID: broker.nodeID },
+    tags: { channel: { name: channel.name, group: channel.group }, nodeID: broker.nodeID },
   });
 }
