@@ -49,6 +49,9 @@ const MAX_MESSAGE = 200;
 
 type Tags = Record<string, string>;
 
+/** Span types that handle a message nobody waits on (Zipkin's CONSUMER); calls and requests are SERVER. */
+const CONSUMED = new Set(["event", "channel"]);
+
 /** Nested tags as Zipkin's flat string map ({a: {b: 1}} → {"a.b": "1"}); null and undefined are left out. */
 function flatten(obj: Record<string, unknown>, into: Tags, prefix = ""): Tags {
   for (const key of Object.keys(obj)) {
@@ -195,7 +198,7 @@ export class BoundedZipkinExporter extends TracerExporters.Base {
       traceId: zipkinTraceId(span.traceID),
       id: zipkinSpanId(span.id),
       name: span.name,
-      kind: (span as Span & { type?: string }).type === "channel" ? "CONSUMER" : "SERVER",
+      kind: CONSUMED.has((span as Span & { type?: string }).type ?? "") ? "CONSUMER" : "SERVER",
       timestamp: Math.round((span.startTime ?? Date.now()) * 1000),
       duration: Math.max(1, Math.round((span.duration ?? 0) * 1000)),
       localEndpoint: { serviceName: span.service?.name ?? "moleculer" },

@@ -166,6 +166,34 @@ describe("BoundedZipkinExporter", () => {
     expect(JSON.stringify(col.batches)).not.toContain("secret-token-123");
   });
 
+  it("when an action emits an event, then the handler's span is a CONSUMER child of the action's span", async () => {
+    const exporter = new BoundedZipkinExporter({ endpoint: col.url, intervalMs: 60_000, maxQueue: 100 });
+    let heard!: () => void;
+    const done = new Promise<void>((r) => (heard = r));
+    const broker = tracedBroker(exporter, [
+      {
+        name: "emitter",
+        actions: { run: (ctx: Context) => ctx.emit("thing.happened", { secret: "s3cr3t" }) },
+      },
+      { name: "listener", events: { "thing.happened": () => heard() } },
+    ]);
+    await broker.start();
+    try {
+      await broker.call("emitter.run");
+      await done;
+      await new Promise((r) => setImmediate(r));
+      await exporter.flush();
+    } finally {
+      await broker.stop();
+    }
+    const spans = col.spans();
+    const action = spans.find((s) => s.name === "action 'emitter.run'")!;
+    const handler = spans.find((s) => s.name === "event 'thing.happened' in 'listener'")!;
+    expect(handler).toMatchObject({ kind: "CONSUMER", traceId: action.traceId, parentId: action.id });
+    expect(action.kind).toBe("SERVER");
+    expect(JSON.stringify(spans)).not.toContain("s3cr3t");
+  });
+
   it("when an action fails, then its span carries the error's type, code and name (not its data)", async () => {
     const exporter = new BoundedZipkinExporter({ endpoint: col.url, intervalMs: 60_000, maxQueue: 100 });
     const broker = tracedBroker(exporter, [
