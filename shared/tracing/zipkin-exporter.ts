@@ -11,9 +11,11 @@
  *   posted in batches of `batchSize`, one request at a time, each abandoned after `timeoutMs`;
  * - a batch that fails is dropped with whatever waits behind it, never retried; the first failure logs
  *   one warning, later ones nothing, until a batch gets through again (one info line with the count);
- * - the timer is unref'ed (it never keeps a process alive) and stopping sends what is left, bounded.
+ * - the timer is unref'ed (it never keeps a process alive) and stopping sends what is left, bounded;
+ * - with metrics on (METRICS_PORT), `tracing_spans_queued`, `tracing_spans_exported_total` and
+ *   `tracing_spans_dropped_total` show it at /metrics.
  */
-import { TracerExporters, type Span, type Tracer } from "moleculer";
+import { TracerExporters, type GaugeMetric, type Span, type Tracer } from "moleculer";
 import { zipkinSpanId, zipkinTraceId } from "./ids";
 
 /** One span in Zipkin's v2 JSON (https://zipkin.io/zipkin-api/#/default/post_spans). */
@@ -110,6 +112,8 @@ export class BoundedZipkinExporter extends TracerExporters.Base {
   private droppedWhileFailing = 0;
   /** The queue overflowed while the endpoint answered: its one warning is out. */
   private overflowing = false;
+  /** Prometheus's view of the above, when the broker has metrics. */
+  private gauges: { queued: GaugeMetric; exported: GaugeMetric; dropped: GaugeMetric } | null = null;
 
   constructor(opts: ZipkinExporterOptions) {
     super({});
@@ -126,6 +130,23 @@ export class BoundedZipkinExporter extends TracerExporters.Base {
   override init(tracer: Tracer): void {
     super.init(tracer);
     this.nodeID = tracer.broker.nodeID;
+    if (tracer.broker.isMetricsEnabled()) {
+      const metric = (type: "gauge" | "counter", name: string, description: string) =>
+        tracer.broker.metrics.register({ type, name, description, unit: "span" }) as GaugeMetric;
+      this.gauges = {
+        queued: metric("gauge", "tracing.spans.queued", "Finished spans waiting to be sent"),
+        exported: metric("counter", "tracing.spans.exported.total", "Spans the collector accepted"),
+        dropped: metric(
+          "counter",
+          "tracing.spans.dropped.total",
+          "Spans dropped: queue full or batch failed",
+        ),
+      };
+      // Shown from the start (Prometheus leaves out a metric that has no value yet).
+      this.gauges.queued.set(0);
+      this.gauges.exported.increment(undefined, 0);
+      this.gauges.dropped.increment(undefined, 0);
+    }
     this.timer = setInterval(() => void this.flush(), this.intervalMs);
     this.timer.unref();
   }
@@ -150,7 +171,7 @@ export class BoundedZipkinExporter extends TracerExporters.Base {
 
   override spanFinished(span: Span): void {
     if (this.queue.length >= this.maxQueue) {
-      this.dropped++;
+      this.countDropped(1);
       if (this.failing) {
         this.droppedWhileFailing++;
       } else if (!this.overflowing) {
@@ -162,6 +183,7 @@ export class BoundedZipkinExporter extends TracerExporters.Base {
       return;
     }
     this.queue.push(this.toZipkin(span));
+    this.gauges?.queued.set(this.queue.length);
     // Under load, send as soon as a batch is full (while the endpoint answers; else the timer tries).
     if (this.queue.length >= this.batchSize && !this.failing && !this.sending && !this.stopping) {
       void this.flush();
@@ -211,13 +233,15 @@ export class BoundedZipkinExporter extends TracerExporters.Base {
   private async send(timeoutMs: number, untilEmpty: boolean): Promise<void> {
     do {
       const batch = this.queue.splice(0, this.batchSize);
+      this.gauges?.queued.set(this.queue.length);
       try {
         await this.post(batch, timeoutMs);
       } catch (err) {
         // No retries: a collector that is down would get a storm, and the spans would pile up here.
         const lost = batch.length + this.queue.length;
         this.queue.length = 0;
-        this.dropped += lost;
+        this.gauges?.queued.set(0);
+        this.countDropped(lost);
         if (this.failing) {
           this.droppedWhileFailing += lost;
         } else {
@@ -231,6 +255,7 @@ export class BoundedZipkinExporter extends TracerExporters.Base {
         return;
       }
       this.exported += batch.length;
+      this.gauges?.exported.increment(undefined, batch.length);
       if (this.failing) {
         this.failing = false;
         this.logger.info(
@@ -239,6 +264,11 @@ export class BoundedZipkinExporter extends TracerExporters.Base {
       }
     } while (untilEmpty && !this.stopping && this.queue.length > 0);
     if (this.queue.length === 0) this.overflowing = false;
+  }
+
+  private countDropped(n: number): void {
+    this.dropped += n;
+    this.gauges?.dropped.increment(undefined, n);
   }
 
   private async post(batch: ZipkinSpan[], timeoutMs: number): Promise<void> {

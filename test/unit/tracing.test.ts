@@ -300,6 +300,25 @@ describe("BoundedZipkinExporter", () => {
     await broker.stop();
   });
 
+  it("when the broker has metrics, then the queue, the exported and the dropped spans are metrics", async () => {
+    const exporter = new BoundedZipkinExporter({ endpoint: col.url, intervalMs: 60_000, maxQueue: 3 });
+    const broker = new ServiceBroker({
+      logger: false,
+      metrics: { enabled: true },
+      tracing: { enabled: true, exporter: [exporter as never] },
+    });
+    jest.spyOn(exporter.logger, "warn").mockImplementation(() => undefined);
+    const value = (name: string) => broker.metrics.getMetric(name).get()?.value;
+    expect(value("tracing.spans.dropped.total")).toBe(0);
+    finishSpans(broker, 5);
+    expect(value("tracing.spans.queued")).toBe(3);
+    expect(value("tracing.spans.dropped.total")).toBe(2);
+    await exporter.flush();
+    expect(value("tracing.spans.queued")).toBe(0);
+    expect(value("tracing.spans.exported.total")).toBe(3);
+    await broker.stop();
+  });
+
   it("when the collector never answers, then the request is abandoned after the timeout and the spans are dropped", async () => {
     col.state.hang = true;
     const exporter = new BoundedZipkinExporter({
