@@ -10,6 +10,7 @@ import { LIVE_PROBE_METADATA, LivenessMiddleware } from "./shared/runtime/livene
 import { RequestLogMiddleware } from "./shared/runtime/request-log";
 import { HybridSerializer } from "./shared/runtime/serializer";
 import { AjvValidator } from "./shared/validation";
+import { tracingOptions } from "./shared/tracing";
 
 /**
  * Durable messaging (the notifier's jobs) rides on NATS JetStream when the transporter is NATS. Without
@@ -124,6 +125,7 @@ export function brokerOptions(config: Config): BrokerOptions {
             reporter: [{ type: "Prometheus", options: { port: config.metricsPort, path: "/metrics" } }],
           }
         : { enabled: false },
-    tracing: { enabled: false },
+    // One trace per request across processes, sent to TRACING_ENDPOINT (off when empty): shared/tracing.
+    tracing: tracingOptions(config),
   };
 }

@@ -37,10 +37,13 @@ import {
 } from "./gateway/rate-limit";
 import { parseJsonBody, readRaw } from "./gateway/request-body";
 import { RawJson, type RawJsonMeta } from "../shared/runtime/raw-json";
+import { traceRequest } from "./gateway/request-span";
 import { CALLER_TAG, callerTag, pathParamsOf, routeByAction, routes, type RouteSpec } from "./gateway/routes";
 
 type Req = IncomingMessage & {
-  $alias?: { action?: string };
+  $alias?: { action?: string; method?: string; fullPath?: string };
+  /** The type of the error answered, for the request's span (tracing on only). */
+  $errorType?: string;
   $params: Record<string, unknown>;
   $ctx?: Context;
   /** Set when this read's answer may be kept (see callAction). */
@@ -58,6 +61,8 @@ interface AliasLike {
 
 interface GatewayService extends Service {
   config: Config;
+  /** Tracing is on (TRACING_ENDPOINT): each request gets its span (gateway/request-span). */
+  tracing: boolean;
   limits: Map<string, number>;
   counters: CounterStore | null;
   tokens: TokenCache;
@@ -88,12 +93,22 @@ const apiGatewayMethods = (
   }
 ).methods;
 const apiGatewayCallAction = apiGatewayMethods.callAction;
+const apiGatewayRest = (
+  ApiGateway as unknown as { actions: { rest: { handler: (ctx: Context) => Promise<unknown> } } }
+).actions.rest.handler;
 const apiGatewayHttpHandler = apiGatewayMethods.httpHandler;
 
 /** The request id of a request: the context's once it exists, else the client's X-Request-ID. */
 function requestIdOf(req: Req): string | undefined {
   const id = req.$ctx?.requestID ?? req.headers["x-request-id"];
   return typeof id === "string" ? id : undefined;
+}
+
+/** What a request's span calls the error answered: the AppError type constant, else the error's name. */
+function errorTypeOf(err: unknown): string {
+  const e = (err ?? {}) as { type?: unknown; name?: unknown };
+  if (typeof e.type === "string" && e.type) return e.type;
+  return typeof e.name === "string" && e.name ? e.name : "Error";
 }
 
 /** An event group of this gateway process alone, so events about caches reach every gateway. */
@@ -200,7 +215,16 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
     // moleculer-web runs each HTTP request as a call of this action: the broker's retry policy must never
     // repeat it (the body is already read; a second run would wait for it forever). Retries happen one
     // level down, on the calls to the services, where they are safe.
-    rest: { retryPolicy: noRetry },
+    rest: {
+      retryPolicy: noRetry,
+      // The request's span is made here (gateway/request-span), not by Moleculer's action tracing, whose
+      // span would end before an error's answer is written and so could not tell the status.
+      tracing: false,
+      handler(this: GatewayService, ctx: Context<{ req: Req; res: Res }>) {
+        if (this.tracing) traceRequest(this, ctx, (req) => this.specOf(req as Req));
+        return apiGatewayRest.call(this, ctx);
+      },
+    },
   },
 
   events: {
@@ -450,6 +474,7 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
     sendError(this: GatewayService, req: Req, res: Res, err: unknown) {
       if (res.headersSent) return;
       const mapped = toHttpError(err, this.specOf(req));
+      if (this.tracing) req.$errorType = errorTypeOf(err);
       if (!req.complete && mapped.status >= 400) {
         // The body was not read to its end (an early 401, a 413 cutting an upload off): answer, then
         // drain the rest so a client still sending reads the answer instead of a broken pipe; a body
@@ -493,6 +518,7 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
 
   created(this: GatewayService) {
     this.config = serviceConfig(this);
+    this.tracing = this.broker.isTracingEnabled();
     this.limits = parseLimits(this.config.rateLimits);
     this.counters =
       this.limits.size === 0

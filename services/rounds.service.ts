@@ -27,6 +27,7 @@ import { DuplicateKeyError } from "../shared/storage";
 import type { OutboxRelay } from "../shared/outbox";
 import { Channels, factChannel, factHandler } from "../shared/runtime/channels";
 import { startOutboxRelay } from "../shared/runtime/relay";
+import { traceContextOf } from "../shared/tracing/propagation";
 
 interface RoundsService extends Service {
   config: Config;
@@ -132,6 +133,7 @@ const RoundsServiceSchema: ServiceSchema<Record<string, never>, RoundsService> =
       group: "rounds",
       ...factChannel,
       handler: factHandler<StoreEventCreatedEvent, RoundsService>(
+        { name: Channels.storeEventCreated, group: "rounds" },
         StoreEventCreatedEvent,
         async function (this: RoundsService, e) {
           const question = (await this.questions.byId(e.question_id)) ?? (await this.questions.pick());
@@ -158,6 +160,7 @@ const RoundsServiceSchema: ServiceSchema<Record<string, never>, RoundsService> =
         invalidate: (id, rev) => cleanCache(this, snapshotKey(id, rev)),
         areFriends: (a, b) => call(ctx, "users.areFriends", { a, b }),
         joined: (doc, userId) => this.joined(ctx, doc, userId),
+        trace: traceContextOf(ctx),
         warn: (message, err) => this.logger.warn(message, err),
         now: () => new Date(),
       };

@@ -24,6 +24,7 @@ import { BadRequestError, NotAuthenticatedError, NotFoundError } from "../shared
 import { noRetry, serviceConfig, serviceStore } from "../shared/runtime";
 import type { OutboxRelay } from "../shared/outbox";
 import { startOutboxRelay } from "../shared/runtime/relay";
+import { traceContextOf } from "../shared/tracing/propagation";
 import { LocalBlobStore } from "./stores/blob-store";
 import { createStoreEvent, managedStore } from "./stores/store-events";
 import { StoresRepository, toItemInfo, toStoreInfo } from "./stores/stores.repository";
@@ -177,6 +178,7 @@ const StoresServiceSchema: ServiceSchema<Record<string, never>, StoresService> =
             userId: user.id,
             fields: ctx.params.fields,
             picture: ctx.params.picture,
+            trace: traceContextOf(ctx),
           },
         );
       },

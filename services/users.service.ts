@@ -198,6 +198,7 @@ const UsersServiceSchema: ServiceSchema<Record<string, never>, UsersService> = {
       group: "users",
       ...factChannel,
       handler: factHandler<RoundMemberJoinedEvent, UsersService>(
+        { name: Channels.roundMemberJoined, group: "users" },
         RoundMemberJoinedEvent,
         async function (this: UsersService, e) {
           if (!(Number(e.entry_fee) > 0)) return;

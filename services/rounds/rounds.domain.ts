@@ -13,6 +13,7 @@ import { isEndedAt, renderRound } from "./round-view";
 import type { RoundDoc, RoundsRepository } from "./rounds.repository";
 import type { FullRound, FullRounds } from "./full-rounds";
 import type { RoundJson } from "./round-json";
+import type { TraceContext } from "../../shared/tracing/propagation";
 
 export interface RoundsDeps {
   repo: Pick<RoundsRepository, "findById" | "addMember">;
@@ -28,6 +29,8 @@ export interface RoundsDeps {
    * the announcement to its channel. Never fails the join: what is not published now is by the relay.
    */
   joined(doc: RoundDoc, userId: string): Promise<void>;
+  /** The request's trace, recorded with the join's announcement (tracing on only). */
+  trace?: TraceContext;
   /** Reports a failure that must not fail the request (the change is already stored). */
   warn(message: string, err: unknown): void;
   now(): Date;
@@ -136,7 +139,7 @@ async function addMember(
     const now = deps.now();
     const refused = refusal(current, now);
     if (refused) throw refused;
-    const updated = await deps.repo.addMember(current, userId, attributes, now);
+    const updated = await deps.repo.addMember(current, userId, attributes, now, deps.trace);
     if (updated) deps.fullRounds.remember(updated);
     if (updated) {
       // Snapshots are keyed by revision, so a failed clean-up only leaves garbage until its TTL.

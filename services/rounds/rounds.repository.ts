@@ -12,6 +12,7 @@ import {
   type OutboxFields,
   type PendingEntry,
 } from "../../shared/outbox";
+import type { TraceContext } from "../../shared/tracing/propagation";
 import { Channels } from "../../shared/runtime/channels";
 import type { CreateRoundParams, RoundMemberJoinedEvent } from "../../shared/contracts/rounds";
 import type { RoundLocation } from "../../shared/contracts/round";
@@ -159,6 +160,7 @@ export class RoundsRepository {
     userId: string,
     attributes: number[],
     now: Date,
+    trace?: TraceContext,
   ): Promise<RoundDoc | null> {
     const member: MemberEntry = { status: "joined", joined_at: now, attributes };
     const announcement = outboxEntry(
@@ -166,6 +168,7 @@ export class RoundsRepository {
       `${round._id}:${userId}`,
       joinedEvent(round, userId, member),
       now,
+      trace,
     );
     return this.rounds.findOneAndUpdate(
       {

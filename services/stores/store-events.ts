@@ -14,6 +14,7 @@ import {
 import { formatMoney, sellerType } from "../../shared/format";
 import { outboxEntry, type PendingEntry } from "../../shared/outbox";
 import { Channels } from "../../shared/runtime/channels";
+import type { TraceContext } from "../../shared/tracing/propagation";
 import type { BlobStore } from "./blob-store";
 import { parseEventForm, type EventInput } from "./event-form";
 import type { ImageMime } from "./image-type";
@@ -38,6 +39,8 @@ export interface CreateEventInput {
   userId: string;
   fields: Record<string, string>;
   picture: { staged_id: string; size: number; mime: string | null } | null;
+  /** The request's trace, recorded with `store.event.created` (tracing on only). */
+  trace?: TraceContext;
 }
 
 const accepted: ImageMime[] = ["image/jpeg", "image/png", "image/webp"];
@@ -87,7 +90,7 @@ export async function createStoreEvent(deps: StoreEventsDeps, input: CreateEvent
       now,
       (doc) => {
         const event = createdEvent(doc, store, form, toStoreEventView(doc, store, deps.publicUrl));
-        return [outboxEntry(Channels.storeEventCreated, doc._id, event, now)];
+        return [outboxEntry(Channels.storeEventCreated, doc._id, event, now, input.trace)];
       },
     );
     item = created;

@@ -46,6 +46,21 @@ const list: Parser<string[]> = (raw) =>
     .map((s) => s.trim())
     .filter(Boolean);
 
+/** Empty, or an absolute http(s) URL. */
+const optionalUrl: Parser<string> = (raw, env) => {
+  if (raw === "") return raw;
+  let url: URL | null = null;
+  try {
+    url = new URL(raw);
+  } catch {
+    url = null;
+  }
+  if (!url || (url.protocol !== "http:" && url.protocol !== "https:")) {
+    throw new ConfigError(`${env} must be an http:// or https:// URL, got "${raw}"`);
+  }
+  return raw;
+};
+
 function entry<T>(env: string, def: string, doc: string, parse: Parser<T>): Entry<T> {
   return { env, default: def, doc, parse };
 }
@@ -272,6 +287,24 @@ export const configSchema = {
     "10000",
     "Timeout of one action call in milliseconds",
     int(100),
+  ),
+  tracingEndpoint: entry(
+    "TRACING_ENDPOINT",
+    "",
+    "Full URL of a Zipkin v2 spans endpoint (Zipkin, Jaeger, Tempo: e.g. http://jaeger:9411/api/v2/spans) that receives a span per request, action call, event and fact handled (empty: tracing off)",
+    optionalUrl,
+  ),
+  tracingIntervalMs: entry(
+    "TRACING_INTERVAL_MS",
+    "5000",
+    "How often finished spans are sent to TRACING_ENDPOINT; a batch not accepted within this long is dropped",
+    int(100, 600_000),
+  ),
+  tracingQueueSize: entry(
+    "TRACING_QUEUE_SIZE",
+    "10000",
+    "Most finished spans a process holds for TRACING_ENDPOINT; newer ones are dropped (and counted) while it is full",
+    int(100, 1_000_000),
   ),
 };
 

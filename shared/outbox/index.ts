@@ -12,6 +12,7 @@
  */
 import { createHash } from "node:crypto";
 import type { Collection, Update } from "../storage";
+import type { TraceContext } from "../tracing/propagation";
 
 export interface OutboxEntry<P = unknown> {
   /** Derived from the channel and what the entry announces: the same fact always has the same id. */
@@ -19,6 +20,11 @@ export interface OutboxEntry<P = unknown> {
   channel: string;
   payload: P;
   recorded_at: Date;
+  /**
+   * The trace of the request that recorded the fact (tracing on only), so its handling continues that
+   * trace wherever and whenever it happens (shared/tracing/propagation). Older entries have none.
+   */
+  trace?: TraceContext;
 }
 
 /** The two fields a document carries while it has facts to publish. */
@@ -32,9 +38,17 @@ export interface OutboxFields {
 }
 
 /** An entry for `channel` announcing the fact named by `key` (e.g. round and user of a join). */
-export function outboxEntry<P>(channel: string, key: string, payload: P, now: Date): OutboxEntry<P> {
+export function outboxEntry<P>(
+  channel: string,
+  key: string,
+  payload: P,
+  now: Date,
+  trace?: TraceContext,
+): OutboxEntry<P> {
   const id = createHash("sha256").update(`${channel}\u0000${key}`).digest("hex").slice(0, 32);
-  return { id, channel, payload, recorded_at: now };
+  const entry: OutboxEntry<P> = { id, channel, payload, recorded_at: now };
+  if (trace) entry.trace = trace;
+  return entry;
 }
 
 /** The outbox fields of a document inserted together with its entries (none without entries). */

@@ -14,6 +14,7 @@
 import type { Service, ServiceBroker } from "moleculer";
 import { check } from "../validation";
 import type { Publish } from "../outbox";
+import { startFactSpan, traceHeaders } from "../tracing/propagation";
 
 export const Channels = {
   roundMemberJoined: "round.member.joined",
@@ -27,7 +28,11 @@ interface ChannelDefinition {
   handler: ChannelHandler;
 }
 
-type Sender = (channel: string, payload: unknown, opts?: { msgID?: string }) => Promise<void>;
+type Sender = (
+  channel: string,
+  payload: unknown,
+  opts?: { msgID?: string; headers?: Record<string, string> },
+) => Promise<void>;
 
 /** The broker's JetStream publication (the channels middleware's `sendToChannel`), or null embedded. */
 export const channelSender = (broker: ServiceBroker): Sender | null => {
@@ -55,10 +60,20 @@ function localConsumers(
 /** How the relay hands an entry to its channel in this process's topology. */
 export function channelPublisher(broker: ServiceBroker): Publish {
   const send = channelSender(broker);
-  if (send) return (entry) => send(entry.channel, entry.payload, { msgID: entry.id });
+  // The entry's trace context travels beside the payload (headers; embedded, the consumer's second
+  // argument), so the payload stays exactly what the contract says.
+  if (send) {
+    return (entry) =>
+      send(
+        entry.channel,
+        entry.payload,
+        entry.trace ? { msgID: entry.id, headers: traceHeaders(entry.trace) } : { msgID: entry.id },
+      );
+  }
   return async (entry) => {
     const consumers = localConsumers(broker, entry.channel);
-    await Promise.all(consumers.map(({ svc, def }) => def.handler.call(svc, entry.payload)));
+    const delivery = entry.trace ? { trace: entry.trace } : undefined;
+    await Promise.all(consumers.map(({ svc, def }) => def.handler.call(svc, entry.payload, delivery)));
   };
 }
 
@@ -88,21 +103,28 @@ export const factChannel = {
  * A channel handler that validates its payload against the contract and, when the work fails, waits
  * before handing the message back (JetStream would redeliver at once): 1 s, 2 s, 4 s, then 5 s (inside
  * the acknowledgement window, and short enough that a stopping consumer is not held up for long).
+ * With tracing on, each delivery is a span continuing the trace of the request that recorded the fact.
  */
 export function factHandler<P, S extends Service = Service>(
+  channel: { name: string; group?: string },
   schema: object,
   work: (this: S, payload: P) => Promise<void>,
 ): (this: S, payload: unknown, raw?: unknown) => Promise<void> {
   return async function handle(this: S, payload: unknown, raw?: unknown) {
+    const span = startFactSpan(this, channel, raw);
     const valid = check(schema, payload);
     if (valid !== true) {
       // A malformed fact can never succeed: report it and let it go (acknowledged, not retried forever).
       this.logger.error("Malformed message dropped", { issues: valid });
+      span?.addTags({ malformed: true }).finish();
       return;
     }
     try {
       await work.call(this, payload as P);
+      span?.finish();
     } catch (err) {
+      // The span ends with the work: the pause below is the channel's, not the handling's.
+      span?.setError(err as Error).finish();
       const delivery = raw as DeliveryInfo | undefined;
       const redeliveries = delivery?.info?.redeliveryCount;
       if (redeliveries !== undefined) {

@@ -53,6 +53,8 @@ export interface ClusterOptions {
   /** More than one process of a service, e.g. `{ auth: 2 }` (then keyed `auth`, `auth#2` in `processes`). */
   replicas?: Record<string, number>;
   extra?: ServiceSchema[];
+  /** More variables for one process (all its replicas), by name ("gateway" or a service), e.g. a port. */
+  processEnv?: Record<string, Record<string, string>>;
   /**
    * Arguments for node itself, by process name ("gateway" or a service), before the script: e.g.
    * `{ rounds: ["--cpu-prof"] }` (the bench's profile). Every replica of a service gets them.
@@ -156,11 +158,19 @@ async function startProcesses(
   const processes = new Map<string, ServiceProcess>();
   processes.set(
     "gateway",
-    serviceProcess("gateway", { ...env, PORT: String(port) }, 1, opts.nodeArgs?.gateway),
+    serviceProcess(
+      "gateway",
+      { ...env, ...opts.processEnv?.gateway, PORT: String(port) },
+      1,
+      opts.nodeArgs?.gateway,
+    ),
   );
   for (const name of services) {
     for (let i = 1; i <= (opts.replicas?.[name] ?? 1); i++) {
-      processes.set(i === 1 ? name : `${name}#${i}`, serviceProcess(name, env, i, opts.nodeArgs?.[name]));
+      processes.set(
+        i === 1 ? name : `${name}#${i}`,
+        serviceProcess(name, { ...env, ...opts.processEnv?.[name] }, i, opts.nodeArgs?.[name]),
+      );
     }
   }
   for (const p of processes.values()) p.start();

@@ -24,7 +24,7 @@ export function buildDist(): void {
   if (res.status !== 0) throw new Error(`build failed:\n${res.stdout}${res.stderr}`);
 }
 
-/** Variables that pick a process's topology, place and identity: a child never inherits them. */
+/** Variables that pick a process's topology, place, identity and outside ends: a child never inherits them. */
 const PROCESS_VARIABLES = [
   "TRANSPORTER",
   "CACHER",
@@ -34,6 +34,8 @@ const PROCESS_VARIABLES = [
   "DATA_DIR",
   "NODE_ID",
   "NAMESPACE",
+  // A developer's own collector must not receive the test processes' spans (tests that trace set it).
+  "TRACING_ENDPOINT",
 ];
 
 /** This process's environment without PROCESS_VARIABLES, plus what the child is given. */

@@ -82,6 +82,22 @@ describe("loadConfig", () => {
     expect(() => loadConfig({ JWT_ALGORITHM: "none" })).toThrow(ConfigError);
   });
 
+  it("when TRACING_ENDPOINT is empty, then tracing is off; when it is not an http(s) URL, then it is a ConfigError", () => {
+    expect(loadConfig({})).toMatchObject({
+      tracingEndpoint: "",
+      tracingIntervalMs: 5000,
+      tracingQueueSize: 10000,
+    });
+    expect(loadConfig({ TRACING_ENDPOINT: "http://jaeger:9411/api/v2/spans" }).tracingEndpoint).toBe(
+      "http://jaeger:9411/api/v2/spans",
+    );
+    expect(() => loadConfig({ TRACING_ENDPOINT: "jaeger:9411" })).toThrow(
+      "TRACING_ENDPOINT must be an http:// or https:// URL",
+    );
+    expect(() => loadConfig({ TRACING_ENDPOINT: "not a url" })).toThrow(ConfigError);
+    expect(() => loadConfig({ TRACING_QUEUE_SIZE: "10" })).toThrow(ConfigError);
+  });
+
   it("when production runs without JWT_SECRET, then it is a ConfigError", () => {
     expect(() => loadConfig({ NODE_ENV: "production" })).toThrow(ConfigError);
     expect(() => loadConfig({ NODE_ENV: "production" })).toThrow("JWT_SECRET must be set in production");

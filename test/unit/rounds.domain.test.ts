@@ -136,6 +136,19 @@ describe("joinRound", () => {
     });
   });
 
+  it("when the join's request is traced, then its trace context is recorded with the announcement", async () => {
+    const { deps, repo } = fakeDeps(makeRoundDoc());
+    const trace = { trace_id: "req-1", parent_id: "span-1" };
+    await joinRound({ ...deps, trace }, "round-1", BOB, [102, 201]);
+    expect(repo.addMember).toHaveBeenCalledWith(
+      expect.objectContaining({ _id: "round-1" }),
+      BOB,
+      [102, 201],
+      NOW,
+      trace,
+    );
+  });
+
   it("when a join succeeds, then it is announced once with a typed event and the cache is invalidated", async () => {
     const { deps, repo, events } = fakeDeps(makeRoundDoc());
     await joinRound(deps, "round-1", BOB, [102, 201]);
@@ -145,6 +158,7 @@ describe("joinRound", () => {
       BOB,
       [102, 201],
       NOW,
+      undefined,
     );
     expect(deps.invalidate).toHaveBeenCalledTimes(1);
     expect(deps.invalidate).toHaveBeenCalledWith("round-1", 1);

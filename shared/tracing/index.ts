@@ -1,0 +1,45 @@
+/**
+ * Tracing (off unless TRACING_ENDPOINT is set): Moleculer's tracer makes a span of every action call and
+ * event handler, the gateway one per HTTP request (its root), fact consumers one per fact handled
+ * (propagation.ts); BoundedZipkinExporter sends them as Zipkin v2 JSON. The trace id is the request id.
+ */
+import type { BrokerOptions } from "moleculer";
+import type { Config } from "../config";
+import { BoundedZipkinExporter } from "./zipkin-exporter";
+
+export { BoundedZipkinExporter, type ZipkinSpan } from "./zipkin-exporter";
+export { zipkinSpanId, zipkinTraceId } from "./ids";
+export {
+  deliveredTrace,
+  startFactSpan,
+  traceContextOf,
+  traceHeaders,
+  type TraceContext,
+} from "./propagation";
+
+export function tracingOptions(config: Config): BrokerOptions["tracing"] {
+  if (!config.tracingEndpoint) return { enabled: false };
+  return {
+    enabled: true,
+    actions: true,
+    events: true,
+    // Never a call's params, meta or response as tags: they carry tokens, API keys, passwords and
+    // personal data. Spans name the action, the nodes and the outcome; the gateway's root span adds the
+    // route, the status and the kind of caller.
+    tags: {
+      action: { params: false, meta: false, response: false },
+      event: { params: false, meta: false },
+    },
+    // An error's data may echo what was sent (a 422 lists the bad inputs): never exported. (The exporter
+    // tags name, code, type and the message, which the client sees anyway; these are for other exporters.)
+    errorFields: ["name", "code", "type"],
+    exporter: [
+      new BoundedZipkinExporter({
+        endpoint: config.tracingEndpoint,
+        intervalMs: config.tracingIntervalMs,
+        maxQueue: config.tracingQueueSize,
+        // Moleculer takes exporter instances; its typings only name the built-in ones.
+      }) as never,
+    ],
+  };
+}

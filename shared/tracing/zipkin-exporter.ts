@@ -1,0 +1,285 @@
+/**
+ * Sends finished spans to a Zipkin v2 endpoint (`POST` of a JSON array; Zipkin, Jaeger's Zipkin
+ * collector and Grafana Tempo's zipkin receiver all take it), batched.
+ *
+ * Moleculer's own Zipkin exporter holds every span finished between two flushes without limit, keeps
+ * the span objects (and through them each call's context) until then, posts without a timeout and logs
+ * every failed flush. Tracing must never cost a request anything, so here:
+ * - a span becomes its small Zipkin form as it finishes (the context is let go at once) and waits in a
+ *   queue of at most `maxQueue` spans; a span finished while it is full is dropped and counted;
+ * - every `intervalMs` (and as soon as `batchSize` spans wait, while the collector answers) the queue is
+ *   posted in batches of `batchSize`, one request at a time, each abandoned after `timeoutMs`;
+ * - a batch that fails is dropped with whatever waits behind it, never retried; the first failure logs
+ *   one warning, later ones nothing, until a batch gets through again (one info line with the count);
+ * - the timer is unref'ed (it never keeps a process alive) and stopping sends what is left, bounded;
+ * - with metrics on (METRICS_PORT), `tracing_spans_queued`, `tracing_spans_exported_total` and
+ *   `tracing_spans_dropped_total` show it at /metrics.
+ */
+import { TracerExporters, type GaugeMetric, type Span, type Tracer } from "moleculer";
+import { zipkinSpanId, zipkinTraceId } from "./ids";
+
+/** One span in Zipkin's v2 JSON (https://zipkin.io/zipkin-api/#/default/post_spans). */
+export interface ZipkinSpan {
+  traceId: string;
+  id: string;
+  parentId?: string;
+  name: string;
+  kind: "SERVER" | "CONSUMER";
+  /** Epoch microseconds. */
+  timestamp: number;
+  /** Microseconds, at least 1. */
+  duration: number;
+  localEndpoint: { serviceName: string };
+  tags: Record<string, string>;
+}
+
+export interface ZipkinExporterOptions {
+  /** Full URL of the spans endpoint, e.g. http://jaeger:9411/api/v2/spans (user:password@ → Basic auth). */
+  endpoint: string;
+  intervalMs: number;
+  maxQueue: number;
+  /** Spans per request (default 1,000: a few hundred KB of JSON, serialised in a few milliseconds). */
+  batchSize?: number;
+  /** How long one request may take (default: intervalMs). */
+  timeoutMs?: number;
+  /** How long stopping may spend sending what is left (default 2 s). */
+  stopTimeoutMs?: number;
+}
+
+/** Error messages are answers clients see anyway; cut so a long one cannot bloat a span. */
+const MAX_MESSAGE = 200;
+
+type Tags = Record<string, string>;
+
+/** Span types that handle a message nobody waits on (Zipkin's CONSUMER); calls and requests are SERVER. */
+const CONSUMED = new Set(["event", "channel"]);
+
+/** Nested tags as Zipkin's flat string map ({a: {b: 1}} → {"a.b": "1"}); null and undefined are left out. */
+function flatten(obj: Record<string, unknown>, into: Tags, prefix = ""): Tags {
+  for (const key of Object.keys(obj)) {
+    const value = obj[key];
+    if (value === null || value === undefined) continue;
+    const name = prefix ? `${prefix}.${key}` : key;
+    if (typeof value === "object" && !Array.isArray(value))
+      flatten(value as Record<string, unknown>, into, name);
+    else into[name] = String(value);
+  }
+  return into;
+}
+
+/** fetch says "fetch failed" and puts the reason (ECONNREFUSED, a timeout) in its cause. */
+function reasonOf(err: unknown): string {
+  const e = err as { message?: string; cause?: { code?: string; message?: string } };
+  const cause = e.cause?.code ?? e.cause?.message;
+  return cause ? `${e.message}: ${cause}` : String(e.message ?? err);
+}
+
+/** The URL without credentials (what is logged) and the Authorization header they stand for. */
+function endpointOf(raw: string): { url: string; headers: Record<string, string> } {
+  const url = new URL(raw);
+  const headers: Record<string, string> = { "Content-Type": "application/json" };
+  if (url.username || url.password) {
+    const user = decodeURIComponent(url.username);
+    const password = decodeURIComponent(url.password);
+    headers.Authorization = `Basic ${Buffer.from(`${user}:${password}`).toString("base64")}`;
+    url.username = "";
+    url.password = "";
+  }
+  return { url: url.toString(), headers };
+}
+
+export class BoundedZipkinExporter extends TracerExporters.Base {
+  /** Spans waiting to be sent, oldest first; never longer than maxQueue. */
+  readonly queue: ZipkinSpan[] = [];
+  /** Spans dropped since start: finished while the queue was full, or in a batch that failed. */
+  dropped = 0;
+  /** Spans the endpoint accepted since start. */
+  exported = 0;
+
+  private readonly url: string;
+  private readonly headers: Record<string, string>;
+  private readonly intervalMs: number;
+  private readonly maxQueue: number;
+  private readonly batchSize: number;
+  private readonly timeoutMs: number;
+  private readonly stopTimeoutMs: number;
+  private nodeID = "";
+  private timer: NodeJS.Timeout | null = null;
+  private sending: Promise<void> | null = null;
+  private stopping = false;
+  /** A batch failed and none got through since: the one warning is out. */
+  private failing = false;
+  private droppedWhileFailing = 0;
+  /** The queue overflowed while the endpoint answered: its one warning is out. */
+  private overflowing = false;
+  /** Prometheus's view of the above, when the broker has metrics. */
+  private gauges: { queued: GaugeMetric; exported: GaugeMetric; dropped: GaugeMetric } | null = null;
+
+  constructor(opts: ZipkinExporterOptions) {
+    super({});
+    const { url, headers } = endpointOf(opts.endpoint);
+    this.url = url;
+    this.headers = headers;
+    this.intervalMs = opts.intervalMs;
+    this.maxQueue = opts.maxQueue;
+    this.batchSize = opts.batchSize ?? 1000;
+    this.timeoutMs = opts.timeoutMs ?? opts.intervalMs;
+    this.stopTimeoutMs = opts.stopTimeoutMs ?? 2000;
+  }
+
+  override init(tracer: Tracer): void {
+    super.init(tracer);
+    this.nodeID = tracer.broker.nodeID;
+    if (tracer.broker.isMetricsEnabled()) {
+      const metric = (type: "gauge" | "counter", name: string, description: string) =>
+        tracer.broker.metrics.register({ type, name, description, unit: "span" }) as GaugeMetric;
+      this.gauges = {
+        queued: metric("gauge", "tracing.spans.queued", "Finished spans waiting to be sent"),
+        exported: metric("counter", "tracing.spans.exported.total", "Spans the collector accepted"),
+        dropped: metric(
+          "counter",
+          "tracing.spans.dropped.total",
+          "Spans dropped: queue full or batch failed",
+        ),
+      };
+      // Shown from the start (Prometheus leaves out a metric that has no value yet).
+      this.gauges.queued.set(0);
+      this.gauges.exported.increment(undefined, 0);
+      this.gauges.dropped.increment(undefined, 0);
+    }
+    this.timer = setInterval(() => void this.flush(), this.intervalMs);
+    this.timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    this.stopping = true;
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    // What a stopping process finished last is sent once, within stopTimeoutMs; what does not fit is lost.
+    const last = (async () => {
+      await this.sending;
+      if (this.queue.length > 0) await this.send(this.stopTimeoutMs, false);
+    })();
+    let timer: NodeJS.Timeout | undefined;
+    const bound = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, this.stopTimeoutMs);
+      timer.unref();
+    });
+    await Promise.race([last, bound]);
+    clearTimeout(timer);
+  }
+
+  override spanFinished(span: Span): void {
+    if (this.queue.length >= this.maxQueue) {
+      this.countDropped(1);
+      if (this.failing) {
+        this.droppedWhileFailing++;
+      } else if (!this.overflowing) {
+        this.overflowing = true;
+        this.logger.warn(
+          `Tracing queue full (${this.maxQueue} spans, TRACING_QUEUE_SIZE): newer spans are dropped until it drains`,
+        );
+      }
+      return;
+    }
+    this.queue.push(this.toZipkin(span));
+    this.gauges?.queued.set(this.queue.length);
+    // Under load, send as soon as a batch is full (while the endpoint answers; else the timer tries).
+    if (this.queue.length >= this.batchSize && !this.failing && !this.sending && !this.stopping) {
+      void this.flush();
+    }
+  }
+
+  /** Sends what waits, unless a send is already going (then that one is awaited). */
+  flush(): Promise<void> {
+    if (this.sending) return this.sending;
+    if (this.queue.length === 0) return Promise.resolve();
+    this.sending = this.send(this.timeoutMs, true).finally(() => {
+      this.sending = null;
+    });
+    return this.sending;
+  }
+
+  /** Zipkin's form of a finished Moleculer span. */
+  toZipkin(span: Span): ZipkinSpan {
+    const tags = flatten(span.tags, {});
+    // The request id as the client sent it: the trace id may be its hash (see ids.ts).
+    tags["request.id"] = span.traceID;
+    tags["node.id"] = this.nodeID;
+    if (span.error) {
+      const e = span.error as { name?: unknown; type?: unknown; code?: unknown; message?: unknown };
+      const type =
+        typeof e.type === "string" && e.type ? e.type : typeof e.name === "string" ? e.name : "Error";
+      tags.error = type;
+      tags["error.type"] = type;
+      if (typeof e.name === "string") tags["error.name"] = e.name;
+      if (e.code !== undefined && e.code !== null) tags["error.code"] = String(e.code);
+      if (typeof e.message === "string") tags["error.message"] = e.message.slice(0, MAX_MESSAGE);
+    }
+    const out: ZipkinSpan = {
+      traceId: zipkinTraceId(span.traceID),
+      id: zipkinSpanId(span.id),
+      name: span.name,
+      kind: CONSUMED.has((span as Span & { type?: string }).type ?? "") ? "CONSUMER" : "SERVER",
+      timestamp: Math.round((span.startTime ?? Date.now()) * 1000),
+      duration: Math.max(1, Math.round((span.duration ?? 0) * 1000)),
+      localEndpoint: { serviceName: span.service?.name ?? "moleculer" },
+      tags,
+    };
+    if (span.parentID) out.parentId = zipkinSpanId(span.parentID);
+    return out;
+  }
+
+  private async send(timeoutMs: number, untilEmpty: boolean): Promise<void> {
+    do {
+      const batch = this.queue.splice(0, this.batchSize);
+      this.gauges?.queued.set(this.queue.length);
+      try {
+        await this.post(batch, timeoutMs);
+      } catch (err) {
+        // No retries: a collector that is down would get a storm, and the spans would pile up here.
+        const lost = batch.length + this.queue.length;
+        this.queue.length = 0;
+        this.gauges?.queued.set(0);
+        this.countDropped(lost);
+        if (this.failing) {
+          this.droppedWhileFailing += lost;
+        } else {
+          this.failing = true;
+          this.droppedWhileFailing = lost;
+          this.logger.warn(
+            `Spans could not be sent to ${this.url} (${reasonOf(err)}): ${lost} dropped; ` +
+              "spans are dropped without further warnings until it answers again",
+          );
+        }
+        return;
+      }
+      this.exported += batch.length;
+      this.gauges?.exported.increment(undefined, batch.length);
+      if (this.failing) {
+        this.failing = false;
+        this.logger.info(
+          `Spans reach ${this.url} again; ${this.droppedWhileFailing} were dropped while it did not answer`,
+        );
+      }
+    } while (untilEmpty && !this.stopping && this.queue.length > 0);
+    if (this.queue.length === 0) this.overflowing = false;
+  }
+
+  private countDropped(n: number): void {
+    this.dropped += n;
+    this.gauges?.dropped.increment(undefined, n);
+  }
+
+  private async post(batch: ZipkinSpan[], timeoutMs: number): Promise<void> {
+    const res = await fetch(this.url, {
+      method: "POST",
+      headers: this.headers,
+      body: JSON.stringify(batch),
+      signal: AbortSignal.timeout(timeoutMs),
+    });
+    // Read to the end, so the connection is free for the next batch.
+    const text = await res.text();
+    if (!res.ok) throw new Error(`HTTP ${res.status} ${text.slice(0, 200)}`);
+  }
+}

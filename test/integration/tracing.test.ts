@@ -1,0 +1,344 @@
+/**
+ * One trace per request across processes. The cluster runs with TRACING_ENDPOINT pointing at a stand-in
+ * collector (a plain HTTP server here that keeps what is POSTed to /api/v2/spans) and every other
+ * tracing setting at its default (batches every 5 s, queue of 10,000): the tests wait for the batches as
+ * an operator's collector would.
+ */
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import { randomUUID } from "node:crypto";
+import fs from "node:fs";
+import { seed, type DemoManifest } from "../../shared/ops/seed";
+import { zipkinTraceId, type ZipkinSpan } from "../../shared/tracing";
+import { freePort, requireBinary } from "../support/brokers";
+import { startCluster, type Cluster } from "../support/cluster";
+import { memoryOf } from "../support/processes";
+import { eventFields, eventForm, pngBytes } from "../support/upload";
+
+const run = requireBinary("nats-server") && requireBinary("redis-server");
+const maybe = run ? describe : describe.skip;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** The default TRACING_INTERVAL_MS: how long a finished span may wait before it is sent. */
+const INTERVAL_MS = 5000;
+
+interface Collector {
+  url: string;
+  /** Every request's raw body, to look for credentials in what left the processes. */
+  bodies: string[];
+  spans: ZipkinSpan[];
+  close(): Promise<void>;
+}
+
+async function startCollector(): Promise<Collector> {
+  const bodies: string[] = [];
+  const spans: ZipkinSpan[] = [];
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("end", () => {
+      const body = Buffer.concat(chunks).toString("utf8");
+      if (req.method === "POST" && req.url === "/api/v2/spans") {
+        bodies.push(body);
+        spans.push(...(JSON.parse(body) as ZipkinSpan[]));
+        res.writeHead(202).end();
+      } else {
+        res.writeHead(404).end();
+      }
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/v2/spans`,
+    bodies,
+    spans,
+    close: () => {
+      server.closeAllConnections();
+      return new Promise<void>((r) => server.close(() => r()));
+    },
+  };
+}
+
+/** The spans of one trace, once `done` says they are all in (or the deadline passed). */
+async function traceOf(
+  collector: Collector,
+  traceId: string,
+  done: (spans: ZipkinSpan[]) => boolean,
+  timeoutMs = 4 * INTERVAL_MS,
+): Promise<ZipkinSpan[]> {
+  const deadline = Date.now() + timeoutMs;
+  let spans: ZipkinSpan[] = [];
+  while (Date.now() < deadline) {
+    spans = collector.spans.filter((s) => s.traceId === traceId);
+    if (done(spans)) break;
+    await sleep(250);
+  }
+  return spans;
+}
+
+/** Every span's parent is a span of the trace, but for exactly one root; ids are unique. */
+function expectConnected(spans: ZipkinSpan[]): ZipkinSpan {
+  const ids = new Set(spans.map((s) => s.id));
+  expect(ids.size).toBe(spans.length);
+  const roots = spans.filter((s) => s.parentId === undefined);
+  expect(roots).toHaveLength(1);
+  for (const s of spans) if (s.parentId !== undefined) expect(ids).toContain(s.parentId);
+  return roots[0];
+}
+
+const byName = (spans: ZipkinSpan[], name: string) => spans.filter((s) => s.name === name);
+
+maybe("tracing across processes", () => {
+  let collector: Collector;
+  let cluster: Cluster;
+  let manifest: DemoManifest;
+  let metricsPort: number;
+
+  beforeAll(async () => {
+    collector = await startCollector();
+    metricsPort = await freePort();
+    cluster = await startCluster({
+      env: { TRACING_ENDPOINT: collector.url },
+      // The gateway's Prometheus metrics show its exporter's queue and counts (the collector-down case).
+      processEnv: { gateway: { METRICS_PORT: String(metricsPort) } },
+    });
+    manifest = await seed(cluster.client, cluster.baseUrl);
+  }, 120_000);
+  afterAll(async () => {
+    await cluster?.stop();
+    await collector?.close();
+  });
+
+  const nodeOf = (name: string) => cluster.processes.get(name)!.nodeID;
+
+  it("when one GET /rounds/{id} is made, then gateway, auth, rounds, users and stores send spans of one trace, linked to one root that carries route, status and caller kind, and no credential leaves any process", async () => {
+    const requestId = `it-read-${process.pid}-${Date.now()}`;
+    const token = manifest.users.alice.access_token;
+    const res = await fetch(`${cluster.baseUrl}/rounds/${manifest.rounds.open}`, {
+      headers: { authorization: `Bearer ${token}`, "x-request-id": requestId },
+    });
+    expect(res.status).toBe(200);
+    expect(res.headers.get("x-request-id")).toBe(requestId);
+
+    // The request id is not hex: its trace id is its hash, the same in every process.
+    const traceId = zipkinTraceId(requestId);
+    const expected = [
+      "GET /rounds/:round_id",
+      "action 'auth.verifyAccessToken'",
+      "action 'rounds.get'",
+      "action 'users.profiles'",
+      "action 'stores.item'",
+    ];
+    const spans = await traceOf(collector, traceId, (s) =>
+      expected.every((name) => byName(s, name).length > 0),
+    );
+    const names = spans.map((s) => `${s.tags["node.id"]}: ${s.name}`).sort();
+    process.stdout.write(`GET /rounds/{id}: ${spans.length} spans in one trace\n  ${names.join("\n  ")}\n`);
+
+    for (const name of expected) expect(byName(spans, name)).toHaveLength(1);
+    // Spans came from five different processes, each named by its node and service.
+    const nodes = new Set(spans.map((s) => s.tags["node.id"]));
+    for (const p of ["gateway", "auth", "rounds", "users", "stores"]) expect(nodes).toContain(nodeOf(p));
+    expect(byName(spans, "action 'rounds.get'")[0]).toMatchObject({
+      localEndpoint: { serviceName: "rounds" },
+      tags: { "node.id": nodeOf("rounds") },
+    });
+    expect(byName(spans, "action 'stores.item'")[0].tags["node.id"]).toBe(nodeOf("stores"));
+    expect(byName(spans, "action 'users.profiles'")[0].tags["node.id"]).toBe(nodeOf("users"));
+
+    const root = expectConnected(spans);
+    expect(root.name).toBe("GET /rounds/:round_id");
+    expect(root.localEndpoint.serviceName).toBe("gateway");
+    expect(root.tags).toMatchObject({
+      "node.id": nodeOf("gateway"),
+      "http.method": "GET",
+      "http.route": "GET /rounds/:round_id",
+      "http.status_code": "200",
+      "caller.kind": "user",
+      "request.id": requestId,
+    });
+    expect(root.tags.error).toBeUndefined();
+    // Calls made by the gateway hang off the request's span; the item and profiles off rounds.get.
+    const get = byName(spans, "action 'rounds.get'")[0];
+    expect(get.parentId).toBe(root.id);
+    expect(byName(spans, "action 'auth.verifyAccessToken'")[0].parentId).toBe(root.id);
+    expect(byName(spans, "action 'stores.item'")[0].parentId).toBe(get.id);
+    expect(byName(spans, "action 'users.profiles'")[0].parentId).toBe(get.id);
+
+    const everything = collector.bodies.join("\n");
+    expect(everything).not.toContain(token);
+    expect(everything).not.toContain(token.split(".")[2]);
+  }, 60_000);
+
+  it("when a read fails or an API key calls, then the root span carries the status, the error type and the key's scope, never the key", async () => {
+    const missing = randomUUID();
+    const token = manifest.users.bob.access_token;
+    const res = await fetch(`${cluster.baseUrl}/rounds/${randomUUID()}`, {
+      headers: { authorization: `Bearer ${token}`, "x-request-id": missing },
+    });
+    expect(res.status).toBe(404);
+    const key = manifest.api_keys.app;
+    const keyed = randomUUID();
+    const settings = await fetch(`${cluster.baseUrl}/app-settings?version=2.4.0&platform=ios`, {
+      headers: { "x-api-key": key, "x-request-id": keyed },
+    });
+    expect(settings.status).toBe(200);
+
+    // A UUID request id is the trace id as it is, without its dashes.
+    expect(zipkinTraceId(missing)).toBe(missing.replace(/-/g, ""));
+    const failed = await traceOf(collector, zipkinTraceId(missing), (s) =>
+      ["GET /rounds/:round_id", "action 'rounds.get'"].every((n) => byName(s, n).length > 0),
+    );
+    const root = expectConnected(failed);
+    expect(root.tags).toMatchObject({
+      "http.route": "GET /rounds/:round_id",
+      "http.status_code": "404",
+      "caller.kind": "user",
+      "error.type": "NOT_FOUND",
+    });
+    // A 4xx is an answer, not a fault: no `error` tag on the request; the action's span has its error.
+    expect(root.tags.error).toBeUndefined();
+    expect(byName(failed, "action 'rounds.get'")[0].tags).toMatchObject({
+      error: "NOT_FOUND",
+      "error.code": "404",
+    });
+
+    const withKey = await traceOf(collector, zipkinTraceId(keyed), (s) =>
+      ["GET /app-settings", "action 'auth.verifyApiKey'"].every((n) => byName(s, n).length > 0),
+    );
+    const keyRoot = expectConnected(withKey);
+    expect(keyRoot.tags).toMatchObject({
+      "http.status_code": "200",
+      "caller.kind": "api-key",
+      "caller.scope": "app",
+    });
+    const everything = collector.bodies.join("\n");
+    expect(everything).not.toContain(key);
+    expect(everything).not.toContain(key.split(".")[2]);
+  }, 60_000);
+
+  it("when a store event is created over HTTP, then the rounds span that handles store.event.created and opens its round continues the request's trace", async () => {
+    const requestId = randomUUID();
+    const res = await fetch(`${cluster.baseUrl}/stores/${manifest.stores.alice_store}/events`, {
+      method: "POST",
+      body: eventForm(eventFields({ name: "Traced evening" }), pngBytes()),
+      headers: { authorization: `Bearer ${manifest.users.alice.access_token}`, "x-request-id": requestId },
+    });
+    expect(res.status).toBe(200);
+    const event = (await res.json()) as { id: string; round_id: string };
+
+    const consumer = "channel 'store.event.created' in 'rounds'";
+    const spans = await traceOf(collector, zipkinTraceId(requestId), (s) =>
+      [consumer, "action 'stores.createEvent'", "POST /stores/:store_id/events"].every(
+        (n) => byName(s, n).length > 0,
+      ),
+    );
+    process.stdout.write(
+      `POST /stores/{id}/events: ${spans.length} spans in one trace\n  ${spans
+        .map((s) => `${s.tags["node.id"]}: ${s.name}`)
+        .sort()
+        .join("\n  ")}\n`,
+    );
+    const root = expectConnected(spans);
+    expect(root.name).toBe("POST /stores/:store_id/events");
+    const handled = byName(spans, consumer);
+    expect(handled).toHaveLength(1);
+    const create = byName(spans, "action 'stores.createEvent'")[0];
+    expect(create.tags["node.id"]).toBe(nodeOf("stores"));
+    expect(handled[0]).toMatchObject({
+      kind: "CONSUMER",
+      parentId: create.id,
+      localEndpoint: { serviceName: "rounds" },
+      tags: { "node.id": nodeOf("rounds"), "channel.group": "rounds", "request.id": requestId },
+    });
+    expect(handled[0].tags.error).toBeUndefined();
+
+    // The span is the handling that opened the round.
+    const round = await fetch(`${cluster.baseUrl}/rounds/${event.round_id}`, {
+      headers: { authorization: `Bearer ${manifest.users.alice.access_token}` },
+    });
+    expect(round.status).toBe(200);
+  }, 60_000);
+
+  it("when the collector is down, then every request still succeeds, the gateway's memory stays flat and its log has one warning, not one per batch", async () => {
+    const gateway = cluster.processes.get("gateway")!;
+    const pid = gateway.child!.pid!;
+    await collector.close();
+    const users = [manifest.users.alice, manifest.users.bob, ...manifest.users.crowd.slice(0, 8)];
+    const rounds = [manifest.rounds.open];
+    let failures = 0;
+    let served = 0;
+    /** `n` reads by ten users, sixteen at a time. */
+    const burst = async (n: number) => {
+      let next = 0;
+      const worker = async () => {
+        while (next < n) {
+          const i = next++;
+          const user = users[i % users.length];
+          const res = await fetch(`${cluster.baseUrl}/rounds/${rounds[0]}`, {
+            headers: { authorization: `Bearer ${user.access_token}`, "x-request-id": `down-${i}` },
+          }).catch(() => null);
+          if (res?.status === 200) served++;
+          else failures++;
+          await res?.arrayBuffer();
+        }
+      };
+      await Promise.all(Array.from({ length: 16 }, worker));
+    };
+    const heapOf = async () =>
+      (
+        (await cluster.client.call("$node.health", {}, { nodeID: gateway.nodeID })) as {
+          process: { memory: { heapUsed: number } };
+        }
+      ).process.memory.heapUsed;
+    /** The gateway exporter's own view: spans waiting, sent, dropped (tracing_spans_* at /metrics). */
+    const exporterOf = async () => {
+      const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+      const value = (name: string) =>
+        Number(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\d+)`, "m").exec(text)?.[1] ?? NaN);
+      return {
+        queued: value("tracing_spans_queued"),
+        exported: value("tracing_spans_exported_total"),
+        dropped: value("tracing_spans_dropped_total"),
+      };
+    };
+    const sample = async () => ({ rss: memoryOf(pid).rss, heap: await heapOf(), ...(await exporterOf()) });
+    const mb = (b: number) => `${(b / 2 ** 20).toFixed(1)} MB`;
+
+    // Warm up (connections, JIT, caches), then let a batch fail: the outage has begun.
+    await burst(1000);
+    await sleep(INTERVAL_MS + 1000);
+    const before = await sample();
+    const samples: Array<Awaited<ReturnType<typeof sample>>> = [];
+    const started = Date.now();
+    for (let round = 0; round < 3; round++) {
+      await burst(3000);
+      // Past the next batch: what the round finished has been tried and dropped.
+      await sleep(INTERVAL_MS + 1000);
+      samples.push(await sample());
+    }
+    const after = samples[samples.length - 1];
+    process.stdout.write(
+      `collector down: ${served} reads served, ${failures} failed in ${Date.now() - started} ms; gateway RSS ${mb(before.rss)} → ${samples.map((s) => mb(s.rss)).join(" → ")}, heap ${mb(before.heap)} → ${samples.map((s) => mb(s.heap)).join(" → ")}\n`,
+    );
+    process.stdout.write(
+      `gateway exporter: queued ${[before, ...samples].map((s) => s.queued).join(" → ")}, exported ${after.exported}, dropped ${before.dropped} → ${samples.map((s) => s.dropped).join(" → ")}\n`,
+    );
+    expect(failures).toBe(0);
+    expect(served).toBe(10_000);
+    // Nothing is held for the dead collector: every round's spans (at least one per read) were dropped
+    // by the batch after it, and the queue is empty again.
+    expect(after.dropped - before.dropped).toBeGreaterThanOrEqual(9000);
+    for (const s of [before, ...samples]) expect(s.queued).toBeLessThan(100);
+    expect(after.exported).toBeGreaterThan(0);
+    // Flat: 9,000 more requests leave nothing behind beyond noise. (The heap is read without a garbage
+    // collection, so it swings by up to the young generation's size; the queue above is the exact part.)
+    expect(after.rss - before.rss).toBeLessThan(40 * 2 ** 20);
+    expect(after.heap - before.heap).toBeLessThan(32 * 2 ** 20);
+
+    const log = fs.readFileSync(gateway.logFile, "utf8");
+    const warnings = log.split("\n").filter((l) => l.includes("Spans could not be sent"));
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toContain("ECONNREFUSED");
+  }, 180_000);
+});
