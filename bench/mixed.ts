@@ -437,7 +437,7 @@ export async function runMixedBench(
   baseline: Baseline,
   log: (line: string) => void,
 ): Promise<{ outcome: ScenarioOutcome; routes: MixedResult }> {
-  const cluster = await startCluster();
+  const cluster = await startCluster({ store: "embedded" }); // as the other cases (bench/systems.ts)
   try {
     return await mixedOn(cluster.baseUrl, cluster.client, plan, baseline, log);
   } finally {

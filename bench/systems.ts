@@ -98,7 +98,8 @@ export async function startDistributed<F>(
   seed: Seeder<F>,
   opts: { nodeArgs?: ClusterOptions["nodeArgs"]; stopSignal?: NodeJS.Signals } = {},
 ): Promise<System<F>> {
-  const cluster = await startCluster({ nodeArgs: opts.nodeArgs });
+  // Embedded stores, whatever MONGO_URI says: results stay comparable from one run to the next.
+  const cluster = await startCluster({ nodeArgs: opts.nodeArgs, store: "embedded" });
   const stop = async () => {
     const chosen = [...cluster.processes.values()].filter((p) => opts.nodeArgs?.[p.name]);
     await Promise.all(chosen.map((p) => stopChild(p.child, opts.stopSignal ?? "SIGTERM")));

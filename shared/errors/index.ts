@@ -119,6 +119,21 @@ export class RequestValidationError extends Errors.ValidationError {
   }
 }
 
+/**
+ * The store cannot be reached now, after the MongoDB driver's own retry: no primary (a replica-set
+ * election, a lost network, a shutdown). Answered 503 with `Retry-After` by the gateway, so the client
+ * knows it may try again (which operations that is safe for: docs/decisions.md, MongoDB). Not retried by
+ * the broker: the driver already did, and every node reaches the same store.
+ */
+export class StoreUnavailableError extends Errors.MoleculerServerError {
+  constructor(cause: unknown) {
+    const reason = cause instanceof Error ? `${cause.name}: ${cause.message}` : String(cause);
+    super("Store unavailable", 503, "STORE_UNAVAILABLE", { reason });
+    this.name = "StoreUnavailableError";
+    this.retryable = false;
+  }
+}
+
 /** A bad setting at start-up: the process must not start. Never reaches a client. */
 export class ConfigError extends Error {
   constructor(message: string) {

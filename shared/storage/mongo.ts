@@ -4,6 +4,7 @@
  * (no mongoose schema casting in between, which would make the two engines disagree).
  */
 import mongoose from "mongoose";
+import { StoreUnavailableError } from "../errors";
 import {
   DuplicateKeyError,
   type Collection,
@@ -20,11 +21,45 @@ const INDEX_OPTIONS_CONFLICT = 85;
 type Doc = { _id: string | number };
 type DriverCollection = mongoose.mongo.Collection<mongoose.mongo.Document>;
 
-function rethrow(err: unknown): never {
-  if (err && typeof err === "object" && (err as { code?: number }).code === 11000) {
-    throw new DuplicateKeyError((err as Error).message);
+/**
+ * Server error codes of a replica set without a usable primary: not (or no longer) primary, stepping
+ * down, shutting down, unreachable. What an election in the middle of an operation looks like.
+ */
+const NO_PRIMARY_CODES = new Set([6, 7, 89, 91, 189, 9001, 10107, 11600, 11602, 13435, 13436]);
+
+/**
+ * True for failures that say "no primary right now" rather than "this operation is wrong". They reach
+ * us only once the driver's own retry (retryable writes and reads, after waiting up to
+ * serverSelectionTimeoutMS for a primary) has failed too.
+ */
+export function isStoreUnavailable(err: unknown): boolean {
+  const m = mongoose.mongo;
+  if (
+    err instanceof m.MongoNetworkError ||
+    err instanceof m.MongoServerSelectionError ||
+    err instanceof m.MongoNotConnectedError ||
+    err instanceof m.MongoTopologyClosedError
+  ) {
+    return true;
   }
-  throw err;
+  if (!(err instanceof m.MongoError)) return false;
+  return (
+    err.hasErrorLabel("RetryableWriteError") ||
+    (typeof err.code === "number" && NO_PRIMARY_CODES.has(err.code))
+  );
+}
+
+/** The driver's error in the port's terms: a duplicate key, a store that is unavailable now, or as is. */
+export function storeError(err: unknown): unknown {
+  if (err && typeof err === "object" && (err as { code?: number }).code === 11000) {
+    return new DuplicateKeyError((err as Error).message);
+  }
+  if (isStoreUnavailable(err)) return new StoreUnavailableError(err);
+  return err;
+}
+
+function rethrow(err: unknown): never {
+  throw storeError(err);
 }
 
 class MongoCollection<T extends Doc> implements Collection<T> {
@@ -49,7 +84,11 @@ class MongoCollection<T extends Doc> implements Collection<T> {
   }
 
   async findOne(filter: Filter): Promise<T | null> {
-    return (await this.coll.findOne(filter as never)) as T | null;
+    try {
+      return (await this.coll.findOne(filter as never)) as T | null;
+    } catch (err) {
+      rethrow(err);
+    }
   }
 
   async find(filter: Filter, options: FindOptions = {}): Promise<T[]> {
@@ -57,11 +96,19 @@ class MongoCollection<T extends Doc> implements Collection<T> {
     if (options.sort) cursor = cursor.sort(options.sort);
     if (options.skip) cursor = cursor.skip(options.skip);
     if (options.limit) cursor = cursor.limit(options.limit);
-    return (await cursor.toArray()) as unknown as T[];
+    try {
+      return (await cursor.toArray()) as unknown as T[];
+    } catch (err) {
+      rethrow(err);
+    }
   }
 
-  count(filter: Filter): Promise<number> {
-    return this.coll.countDocuments(filter as never);
+  async count(filter: Filter): Promise<number> {
+    try {
+      return await this.coll.countDocuments(filter as never);
+    } catch (err) {
+      rethrow(err);
+    }
   }
 
   async updateOne(filter: Filter, update: Update, options: { upsert?: boolean } = {}): Promise<number> {
@@ -101,11 +148,19 @@ class MongoCollection<T extends Doc> implements Collection<T> {
   }
 
   async deleteOne(filter: Filter): Promise<number> {
-    return (await this.coll.deleteOne(filter as never)).deletedCount;
+    try {
+      return (await this.coll.deleteOne(filter as never)).deletedCount;
+    } catch (err) {
+      rethrow(err);
+    }
   }
 
   async deleteMany(filter: Filter): Promise<number> {
-    return (await this.coll.deleteMany(filter as never)).deletedCount;
+    try {
+      return (await this.coll.deleteMany(filter as never)).deletedCount;
+    } catch (err) {
+      rethrow(err);
+    }
   }
 
   async createIndex(spec: IndexSpec): Promise<void> {
@@ -115,7 +170,7 @@ class MongoCollection<T extends Doc> implements Collection<T> {
       await this.coll.createIndex(keys, options);
     } catch (err) {
       // The same keys indexed with other options (an older release): replace that index.
-      if ((err as { code?: number }).code !== INDEX_OPTIONS_CONFLICT) throw err;
+      if ((err as { code?: number }).code !== INDEX_OPTIONS_CONFLICT) rethrow(err);
       await this.coll.dropIndex(
         Object.entries(keys)
           .map(([f, d]) => `${f}_${d}`)

@@ -7,8 +7,6 @@ import { call } from "../../shared/contracts";
 import { seed, type DemoManifest, type ManifestUser } from "../../shared/ops/seed";
 import { requireBinary } from "../support/brokers";
 import { startCluster, type Cluster } from "../support/cluster";
-import { dbDir } from "../../shared/storage";
-import { nedbFolderReader } from "../support/store-reader";
 import { eventFields, eventForm, pngBytes } from "../support/upload";
 
 const run = requireBinary("nats-server") && requireBinary("redis-server");
@@ -181,7 +179,7 @@ maybe("durable facts in the cluster", () => {
 
     rounds.start();
     await cluster.waitUntilReady();
-    const store = nedbFolderReader(dbDir(rounds)).collection<{ _id: string; item_id: string }>("rounds");
+    const store = (await cluster.storeOf("rounds")).collection<{ _id: string; item_id: string }>("rounds");
     const deadline = Date.now() + 60_000;
     let found: number[] = [];
     while (Date.now() < deadline) {
@@ -226,7 +224,7 @@ maybe("durable facts in the cluster", () => {
 
     const { retried, counts } = await retryAndCountPayments(cluster.baseUrl, roundId, answers, crowd);
 
-    const rounds = nedbFolderReader(dbDir(cluster.processes.get("rounds")!)).collection("rounds");
+    const rounds = (await cluster.storeOf("rounds")).collection("rounds");
     expect(await rounds.count({ item_id: eventId })).toBe(1);
     const res = await fetch(`${cluster.baseUrl}/rounds/${eventRoundId}`, {
       headers: { authorization: `Bearer ${manifest.users.alice.access_token}` },

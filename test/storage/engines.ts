@@ -1,6 +1,7 @@
 /**
  * The engines the storage contract suite runs on: NeDB in memory, NeDB on disk (a fresh temporary folder
- * per test file) and MongoDB when MONGO_URI is set (a fresh database per test file, dropped afterwards).
+ * per test file) and MongoDB when MONGO_URI is set (a fresh database per test file, dropped afterwards;
+ * see test/support/mongo.ts, also for REQUIRE_MONGO).
  * `describeEachEngine` runs one set of cases on every reachable engine; an unreachable one is reported as
  * skipped, so a run without MongoDB says so instead of passing silently.
  */
@@ -8,8 +9,8 @@ import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import mongoose from "mongoose";
 import { MongoStore, NedbStore, type Collection, type Store } from "../../shared/storage";
+import { dropDatabase, mongoForTests, withDatabase } from "../support/mongo";
 
 export interface EngineHandle {
   store: Store;
@@ -22,17 +23,6 @@ export interface EngineFactory {
   /** Why the engine cannot be reached here; absent when it can. */
   skipReason?: string;
   open(): Promise<EngineHandle>;
-}
-
-/** `uri` with its database replaced by `dbName`; credentials keep authenticating where they did before. */
-export function withDatabase(uri: string, dbName: string): string {
-  const match = /^(mongodb(?:\+srv)?:\/\/)([^/?]+)(?:\/([^?]*))?(?:\?(.*))?$/.exec(uri);
-  if (!match) throw new Error(`MONGO_URI is not a MongoDB connection string: ${uri}`);
-  const [, scheme, hosts, db, query] = match;
-  // The database of the URI is also the default authSource; keep it when the URI carries credentials.
-  const needsAuthSource = hosts.includes("@") && !/(^|&)authSource=/i.test(query ?? "");
-  const params = [query, needsAuthSource ? `authSource=${db || "admin"}` : ""].filter(Boolean).join("&");
-  return `${scheme}${hosts}/${dbName}${params ? `?${params}` : ""}`;
 }
 
 const nedbMemory: EngineFactory = {
@@ -61,25 +51,21 @@ const nedbDisk: EngineFactory = {
   },
 };
 
-const mongoUri = process.env.MONGO_URI;
+// Throws when REQUIRE_MONGO is set without MONGO_URI: then every file of the suite fails, none skips.
+const mongo = mongoForTests();
 
 const mongodb: EngineFactory = {
   name: "mongodb",
-  skipReason: mongoUri ? undefined : "MONGO_URI is not set",
+  skipReason: mongo.skipReason,
   async open() {
-    if (!mongoUri) throw new Error("MONGO_URI is not set");
-    const uri = withDatabase(mongoUri, `storage_contract_${process.pid}_${randomBytes(4).toString("hex")}`);
+    if (!mongo.uri) throw new Error("MONGO_URI is not set");
+    const uri = withDatabase(mongo.uri, `storage_contract_${process.pid}_${randomBytes(4).toString("hex")}`);
     const store = await MongoStore.connect(uri);
     return {
       store,
       async dispose() {
         try {
-          const conn = await mongoose.createConnection(uri, { serverSelectionTimeoutMS: 10_000 }).asPromise();
-          try {
-            await conn.dropDatabase();
-          } finally {
-            await conn.close();
-          }
+          await dropDatabase(uri);
         } finally {
           await store.close();
         }

