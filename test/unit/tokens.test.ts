@@ -117,3 +117,16 @@ describe("refresh tokens", () => {
     expect(hashToken("abc")).toBe("ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
   });
 });
+
+describe("newRefreshToken", () => {
+  it("when many are drawn (past the pool's refills), then each is 256 bits, URL-safe and never repeated", () => {
+    const seen = new Set<string>();
+    for (let i = 0; i < 2_000; i++) {
+      const token = newRefreshToken();
+      expect(token).toMatch(/^[A-Za-z0-9_-]{43}$/);
+      expect(Buffer.from(token, "base64url")).toHaveLength(32);
+      seen.add(token);
+    }
+    expect(seen.size).toBe(2_000);
+  });
+});
