@@ -3,9 +3,9 @@
  * are never lost, whichever process dies or restarts, and no request hangs on a dead process. Every case
  * runs the cluster with its default configuration (only the log level is set).
  */
-import { call } from "../../shared/contracts";
 import { seed, type DemoManifest, type ManifestUser } from "../../shared/ops/seed";
 import { requireBinary } from "../support/brokers";
+import { newPaidRound } from "../support/rounds";
 import { startCluster, type Cluster } from "../support/cluster";
 import { eventFields, eventForm, pngBytes } from "../support/upload";
 
@@ -68,32 +68,6 @@ async function settledPayments(baseUrl: string, users: ManifestUser[], roundId: 
   return Promise.all(users.map((u) => paymentsFor(baseUrl, u, roundId)));
 }
 
-/** A fresh paid round with a seat for everyone in the crowd. */
-async function paidRound(cluster: Cluster, manifest: DemoManifest): Promise<string> {
-  const res = await fetch(`${cluster.baseUrl}/rounds/${manifest.rounds.open}`, {
-    headers: { authorization: `Bearer ${manifest.users.alice.access_token}` },
-  });
-  const open = (await res.json()) as { item: { id: string } };
-  const created = await call(cluster.client, "rounds.create", {
-    owner_id: manifest.users.alice.id,
-    item_id: open.item.id,
-    entry_fee: "150",
-    max_members_count: 100,
-    is_active: true,
-    is_private: false,
-    is_ended: false,
-    is_event: false,
-    start_time: null,
-    end_time: new Date(Date.now() + 3_600_000).toISOString(),
-    question: { theme: "Music", emoji: null, category: "Culture" },
-    certificate: { text: "Ten percent off", discount_percent: 10 },
-    locations: [],
-    member_ids: [],
-    favorite_of: [],
-  });
-  return created.id;
-}
-
 /** Every join was answered within 5 s: a success, or the spec's 503 that a client can retry. */
 function expectAnsweredInTime(answers: Answer[]): void {
   for (const a of answers) {
@@ -139,7 +113,7 @@ maybe("durable facts in the cluster", () => {
   afterAll(() => cluster?.stop());
 
   it("when the users process is killed (-9) in the middle of a burst of paid joins, then every join is answered within 5 s and, once users is back, every member has exactly one payment", async () => {
-    const roundId = await paidRound(cluster, manifest);
+    const roundId = await newPaidRound(cluster, manifest, 100, "150");
     const crowd = manifest.users.crowd.slice(0, 15);
     const users = cluster.processes.get("users")!;
 
@@ -203,7 +177,7 @@ maybe("durable facts in the cluster", () => {
   }, 180_000);
 
   it("when nats-server is restarted during a burst of paid joins and a store event, then every member has exactly one payment and the event's round exists, once", async () => {
-    const roundId = await paidRound(cluster, manifest);
+    const roundId = await newPaidRound(cluster, manifest, 100, "150");
     const crowd = manifest.users.crowd.slice(15, 30);
 
     const event = await fetch(`${cluster.baseUrl}/stores/${manifest.stores.alice_store}/events`, {

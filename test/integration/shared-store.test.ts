@@ -5,9 +5,9 @@
  * with a message where MONGO_URI is unset, and fail instead when REQUIRE_MONGO is set (CI's MongoDB
  * job, .github/workflows/ci.yml). Each cluster stores in a fresh database, dropped afterwards.
  */
-import { call } from "../../shared/contracts";
 import { seed, type DemoManifest, type ManifestUser } from "../../shared/ops/seed";
 import { freePort, requireBinary } from "../support/brokers";
+import { newPaidRound } from "../support/rounds";
 import { startCluster, type Cluster } from "../support/cluster";
 import { mongoForTests } from "../support/mongo";
 import { NO_GATEWAY_CACHES, steadyReads } from "../support/steady-reads";
@@ -76,32 +76,6 @@ async function untilBothServe(ports: number[], url: string, token: string): Prom
   throw new Error("the gateway never sent a read to both rounds processes");
 }
 
-/** A fresh round of the demo item with `seats` seats. */
-async function newRound(cluster: Cluster, manifest: DemoManifest, seats: number, fee: string) {
-  const res = await fetch(`${cluster.baseUrl}/rounds/${manifest.rounds.open}`, {
-    headers: { authorization: `Bearer ${manifest.users.alice.access_token}` },
-  });
-  const open = (await res.json()) as { item: { id: string } };
-  const created = await call(cluster.client, "rounds.create", {
-    owner_id: manifest.users.alice.id,
-    item_id: open.item.id,
-    entry_fee: fee,
-    max_members_count: seats,
-    is_active: true,
-    is_private: false,
-    is_ended: false,
-    is_event: false,
-    start_time: null,
-    end_time: new Date(Date.now() + 3_600_000).toISOString(),
-    question: { theme: "Music", emoji: null, category: "Culture" },
-    certificate: { text: "Ten percent off", discount_percent: 10 },
-    locations: [],
-    member_ids: [],
-    favorite_of: [],
-  });
-  return created.id;
-}
-
 /** `count` new users with tokens, made in groups so the users and auth processes are not flooded. */
 async function newUsers(cluster: Cluster, count: number, prefix: string): Promise<ManifestUser[]> {
   const users: ManifestUser[] = [];
@@ -167,7 +141,7 @@ maybe("two rounds processes sharing one MongoDB, under a join stampede", () => {
   afterAll(() => cluster?.stop());
 
   it(`when ${CROWD} distinct users join a ${SEATS}-seat round at once through the gateway, then both processes take joins, exactly ${SEATS} get 200 and the rest 409 Round is full, and the stored round has exactly those ${SEATS} members, each paying once`, async () => {
-    const roundId = await newRound(cluster, manifest, SEATS, "150");
+    const roundId = await newPaidRound(cluster, manifest, SEATS, "150");
     const crowd = await newUsers(cluster, CROWD, "stampede");
     const ports = [metricsPorts.rounds, metricsPorts["rounds#2"]];
     const url = `${cluster.baseUrl}/rounds/${roundId}`;
@@ -223,7 +197,7 @@ maybe("one of two rounds processes sharing one MongoDB killed under load", () =>
   afterAll(() => cluster?.stop());
 
   it("when one rounds process is killed (-9) under steady reads and joins, then fewer than 1% of reads fail, full service is back within 5 s, nothing is answered 500, and every join is stored and paid exactly once", async () => {
-    const roundId = await newRound(cluster, manifest, JOINERS, "150");
+    const roundId = await newPaidRound(cluster, manifest, JOINERS, "150");
     const joiners = await newUsers(cluster, JOINERS, "steady");
     const ports = [metricsPorts.rounds, metricsPorts["rounds#2"]];
     const url = `${cluster.baseUrl}/rounds/${manifest.rounds.open}`;
