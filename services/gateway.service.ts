@@ -134,7 +134,7 @@ function writeJson(
 ): void {
   res.writeHead(status, {
     "Content-Type": "application/json; charset=utf-8",
-    "Content-Length": typeof json === "string" ? Buffer.byteLength(json) : json.length,
+    "Content-Length": Buffer.byteLength(json),
     ...headers,
   });
   res.end(json);
@@ -388,7 +388,7 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
      */
     encodeResponse(this: GatewayService, req: Req, res: Res, data: unknown): string | Buffer {
       const json = data instanceof RawJson ? data.bytes : JSON.stringify(data);
-      res.setHeader("Content-Length", typeof json === "string" ? Buffer.byteLength(json) : json.length);
+      res.setHeader("Content-Length", Buffer.byteLength(json));
       const slot = req.$microcache;
       const meta = req.$ctx?.meta as FreshnessMeta | undefined;
       const freshUntil = slot?.untilEvent ? null : meta?.$freshUntil;
