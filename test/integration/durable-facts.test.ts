@@ -5,7 +5,7 @@
  */
 import { seed, type DemoManifest, type ManifestUser } from "../../shared/ops/seed";
 import { requireBinary } from "../support/brokers";
-import { newPaidRound } from "../support/rounds";
+import { joinOverHttp, newPaidRound, settledPayments, type JoinAnswer } from "../support/rounds";
 import { startCluster, type Cluster } from "../support/cluster";
 import { eventFields, eventForm, pngBytes } from "../support/upload";
 
@@ -13,63 +13,20 @@ const run = requireBinary("nats-server") && requireBinary("redis-server");
 const maybe = run ? describe : describe.skip;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-interface Answer {
-  user: ManifestUser;
-  status: number;
-  ms: number;
-  body: unknown;
-}
-
-async function join(baseUrl: string, roundId: string, user: ManifestUser): Promise<Answer> {
-  const started = Date.now();
-  const res = await fetch(`${baseUrl}/rounds/${roundId}/join`, {
-    method: "POST",
-    headers: { authorization: `Bearer ${user.access_token}`, "content-type": "application/json" },
-    body: JSON.stringify({ attributes: [] }),
-    signal: AbortSignal.timeout(30_000),
-  }).catch(() => null);
-  const body = res ? await res.json().catch(() => null) : null;
-  return { user, status: res?.status ?? 0, ms: Date.now() - started, body };
-}
-
 /** What a client does with a failed join: tries again (joins are idempotent) until it gets its 200. */
 async function joinUntilAccepted(baseUrl: string, roundId: string, user: ManifestUser, timeoutMs: number) {
   const deadline = Date.now() + timeoutMs;
-  let last: Answer | null = null;
+  let last: JoinAnswer | null = null;
   while (Date.now() < deadline) {
-    last = await join(baseUrl, roundId, user);
+    last = await joinOverHttp(baseUrl, roundId, user);
     if (last.status === 200) return last;
     await sleep(250);
   }
   throw new Error(`join of ${user.username} never accepted; last answer ${last?.status}`);
 }
 
-/** This user's payments for the round, as the API lists them. */
-async function paymentsFor(baseUrl: string, user: ManifestUser, roundId: string): Promise<number> {
-  const res = await fetch(`${baseUrl}/users/payments`, {
-    headers: { authorization: `Bearer ${user.access_token}` },
-  });
-  if (res.status !== 200) return -1;
-  const list = (await res.json()) as Array<{ round_id: string }>;
-  return list.filter((p) => p.round_id === roundId).length;
-}
-
-/** Waits until every user has a payment for the round, then reports each user's count. */
-async function settledPayments(baseUrl: string, users: ManifestUser[], roundId: string, timeoutMs: number) {
-  const deadline = Date.now() + timeoutMs;
-  let counts: number[] = [];
-  while (Date.now() < deadline) {
-    counts = await Promise.all(users.map((u) => paymentsFor(baseUrl, u, roundId)));
-    if (counts.every((c) => c >= 1)) break;
-    await sleep(500);
-  }
-  // Whatever arrives late would show up as a second payment: look once more after a pause.
-  await sleep(1500);
-  return Promise.all(users.map((u) => paymentsFor(baseUrl, u, roundId)));
-}
-
 /** Every join was answered within 5 s: a success, or the spec's 503 that a client can retry. */
-function expectAnsweredInTime(answers: Answer[]): void {
+function expectAnsweredInTime(answers: JoinAnswer[]): void {
   for (const a of answers) {
     expect([200, 503]).toContain(a.status);
     expect(a.ms).toBeLessThan(5000);
@@ -84,7 +41,7 @@ function expectAnsweredInTime(answers: Answer[]): void {
 async function retryAndCountPayments(
   baseUrl: string,
   roundId: string,
-  answers: Answer[],
+  answers: JoinAnswer[],
   crowd: ManifestUser[],
 ) {
   const retried = await Promise.all(
@@ -95,7 +52,7 @@ async function retryAndCountPayments(
   return { retried, counts };
 }
 
-function report(label: string, answers: Answer[]): string {
+function report(label: string, answers: JoinAnswer[]): string {
   const byStatus = new Map<number, number>();
   for (const a of answers) byStatus.set(a.status, (byStatus.get(a.status) ?? 0) + 1);
   const statuses = [...byStatus].map(([s, n]) => `${n}×${s}`).join(", ");
@@ -117,7 +74,7 @@ maybe("durable facts in the cluster", () => {
     const crowd = manifest.users.crowd.slice(0, 15);
     const users = cluster.processes.get("users")!;
 
-    const burst = Promise.all(crowd.map((u) => join(cluster.baseUrl, roundId, u)));
+    const burst = Promise.all(crowd.map((u) => joinOverHttp(cluster.baseUrl, roundId, u)));
     await sleep(40);
     const killedAt = Date.now();
     await users.kill();
@@ -188,7 +145,7 @@ maybe("durable facts in the cluster", () => {
     expect(event.status).toBe(200);
     const { id: eventId, round_id: eventRoundId } = (await event.json()) as { id: string; round_id: string };
 
-    const burst = Promise.all(crowd.map((u) => join(cluster.baseUrl, roundId, u)));
+    const burst = Promise.all(crowd.map((u) => joinOverHttp(cluster.baseUrl, roundId, u)));
     await sleep(40);
     const restartedAt = Date.now();
     const restart = cluster.nats.restart(1000);

@@ -7,7 +7,7 @@
  */
 import { seed, type DemoManifest, type ManifestUser } from "../../shared/ops/seed";
 import { freePort, requireBinary } from "../support/brokers";
-import { newPaidRound } from "../support/rounds";
+import { joinOverHttp, newPaidRound, paymentsFor, settledPayments, type JoinAnswer } from "../support/rounds";
 import { startCluster, type Cluster } from "../support/cluster";
 import { mongoForTests } from "../support/mongo";
 import { NO_GATEWAY_CACHES, steadyReads } from "../support/steady-reads";
@@ -20,13 +20,6 @@ if (mongo.skipReason) {
 const run = requireBinary("nats-server") && requireBinary("redis-server") && !mongo.skipReason;
 const maybe = run ? describe : describe.skip;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-interface Answer {
-  user: ManifestUser;
-  status: number;
-  ms: number;
-  body: unknown;
-}
 
 interface StoredRound {
   _id: string;
@@ -86,41 +79,6 @@ async function newUsers(cluster: Cluster, count: number, prefix: string): Promis
   return users;
 }
 
-async function join(baseUrl: string, roundId: string, user: ManifestUser): Promise<Answer> {
-  const started = Date.now();
-  const res = await fetch(`${baseUrl}/rounds/${roundId}/join`, {
-    method: "POST",
-    headers: { authorization: `Bearer ${user.access_token}`, "content-type": "application/json" },
-    body: "null",
-    signal: AbortSignal.timeout(30_000),
-  }).catch(() => null);
-  const body = res ? await res.json().catch(() => null) : null;
-  return { user, status: res?.status ?? 0, ms: Date.now() - started, body };
-}
-
-/** This user's payments for the round, as the API lists them (-1 when the list could not be read). */
-async function paymentsFor(baseUrl: string, user: ManifestUser, roundId: string): Promise<number> {
-  const res = await fetch(`${baseUrl}/users/payments`, {
-    headers: { authorization: `Bearer ${user.access_token}` },
-  });
-  if (res.status !== 200) return -1;
-  const list = (await res.json()) as Array<{ round_id: string }>;
-  return list.filter((p) => p.round_id === roundId).length;
-}
-
-/** Each user's payments for the round once they have all arrived, looked at again after a pause. */
-async function settledPayments(baseUrl: string, users: ManifestUser[], roundId: string) {
-  const deadline = Date.now() + 60_000;
-  while (Date.now() < deadline) {
-    const counts = await Promise.all(users.map((u) => paymentsFor(baseUrl, u, roundId)));
-    if (counts.every((c) => c >= 1)) break;
-    await sleep(500);
-  }
-  // A fact relayed twice (by both processes, or again after the kill) would show as a second payment.
-  await sleep(1500);
-  return Promise.all(users.map((u) => paymentsFor(baseUrl, u, roundId)));
-}
-
 async function storedRound(cluster: Cluster, roundId: string): Promise<StoredRound> {
   const rounds = (await cluster.storeOf("rounds")).collection<StoredRound>("rounds");
   const [doc] = await rounds.find({ _id: roundId });
@@ -148,7 +106,7 @@ maybe("two rounds processes sharing one MongoDB, under a join stampede", () => {
     await untilBothServe(ports, url, manifest.users.alice.access_token);
     const before = await Promise.all(ports.map((p) => callsServed(p, "rounds.join")));
 
-    const answers = await Promise.all(crowd.map((u) => join(cluster.baseUrl, roundId, u)));
+    const answers = await Promise.all(crowd.map((u) => joinOverHttp(cluster.baseUrl, roundId, u, "null")));
 
     const served = (await Promise.all(ports.map((p) => callsServed(p, "rounds.join")))).map(
       (n, i) => n - before[i],
@@ -207,14 +165,14 @@ maybe("one of two rounds processes sharing one MongoDB killed under load", () =>
     const reads = steadyReads(url, headers);
     // Joins go on all through: four clients, one user after another, each user trying again (joins are
     // idempotent) until accepted, as a client does. About 13 joins a second, so they span the kill.
-    const attempts: Answer[] = [];
+    const attempts: JoinAnswer[] = [];
     const queue = [...joiners];
     const joining = Promise.all(
       Array.from({ length: 4 }, async () => {
         for (let user = queue.shift(); user; user = queue.shift()) {
           const deadline = Date.now() + 60_000;
           for (;;) {
-            const a = await join(cluster.baseUrl, roundId, user);
+            const a = await joinOverHttp(cluster.baseUrl, roundId, user, "null");
             attempts.push(a);
             if (a.status === 200 || Date.now() > deadline) break;
             await sleep(250);
