@@ -9,7 +9,7 @@
  * round's revision, so a join (a new revision, a new snapshot) can never meet an older answer; the
  * answers hang off the snapshot object itself and go when it goes.
  */
-import { isEndedAt, renderRound, secondsToEnd } from "./round-view";
+import { isEndedAt, renderedUntil, renderRound, secondsToEnd } from "./round-view";
 import type { RoundSnapshot } from "./round-snapshot";
 
 interface SharedAnswer {
@@ -28,8 +28,11 @@ export class RoundJson {
   /** The answer for this caller now, and until when (epoch ms) it stays exactly right (null: no end). */
   render(snap: RoundSnapshot, callerId: string, now: Date): { bytes: Buffer; freshUntil: number | null } {
     const seconds = secondsToEnd(snap.end_time, now);
-    const freshUntil =
-      isEndedAt(snap, now) || snap.end_time === null ? null : Date.parse(snap.end_time) - seconds * 1000;
+    const freshUntil = renderedUntil({
+      is_ended: isEndedAt(snap, now),
+      end_time: snap.end_time,
+      seconds_to_end: seconds,
+    });
     if (!seesAlike(snap, callerId)) {
       return { bytes: Buffer.from(JSON.stringify(renderRound(snap, callerId, now))), freshUntil };
     }
