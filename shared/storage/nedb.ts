@@ -16,12 +16,12 @@ import {
   type Store,
   type Update,
 } from "./port";
+import { serializeLine, updateIndexesInPlace } from "./nedb-fast-paths";
 
 type Doc = { _id: string | number };
 
-// NeDB's own line format (no typings, no ES export for this module).
-// eslint-disable-next-line @typescript-eslint/no-require-imports
-const model = require("@seald-io/nedb/lib/model") as { serialize(doc: unknown): string };
+
+updateIndexesInPlace();
 
 interface NedbPersistence {
   inMemoryOnly: boolean;
@@ -50,7 +50,7 @@ function appendThroughOpenFile(ds: Datastore<Doc>): () => void {
   ds.on("compaction.done", release);
   persistence.persistNewStateAsync = async (docs: unknown[]) => {
     let lines = "";
-    for (const doc of docs) lines += `${await persistence.afterSerialization(model.serialize(doc))}\n`;
+    for (const doc of docs) lines += `${await persistence.afterSerialization(serializeLine(doc))}\n`;
     if (lines.length === 0) return;
     fd ??= fs.openSync(persistence.filename, "a", persistence.modes.fileMode);
     const bytes = Buffer.from(lines, "utf8");
