@@ -16,50 +16,12 @@ import {
   type Store,
   type Update,
 } from "./port";
-import { serializeLine, updateIndexesInPlace } from "./nedb-fast-paths";
+import { NedbDataFile } from "./nedb-data-file";
+import { updateIndexesInPlace } from "./nedb-fast-paths";
 
 type Doc = { _id: string | number };
 
-
 updateIndexesInPlace();
-
-interface NedbPersistence {
-  inMemoryOnly: boolean;
-  filename: string;
-  modes: { fileMode: number };
-  afterSerialization(line: string): Promise<string>;
-  persistNewStateAsync(docs: unknown[]): Promise<void>;
-}
-
-/**
- * NeDB appends every write to its file with `fs.appendFile`: open, write and close, each a trip to the
- * thread pool (a quarter of a token refresh's time went there). This keeps the file open and appends
- * with one synchronous write instead: the bytes reach the kernel before the operation resolves, as
- * before (a killed process loses nothing it answered), in a few microseconds. Compaction replaces the
- * file (write elsewhere, rename), so the descriptor is dropped then and the next write opens the new one.
- * Returns what closes the descriptor.
- */
-function appendThroughOpenFile(ds: Datastore<Doc>): () => void {
-  const persistence = (ds as unknown as { persistence: NedbPersistence }).persistence;
-  let fd: number | null = null;
-  const release = () => {
-    if (fd !== null) fs.closeSync(fd);
-    fd = null;
-  };
-  if (persistence.inMemoryOnly) return release;
-  ds.on("compaction.done", release);
-  persistence.persistNewStateAsync = async (docs: unknown[]) => {
-    let lines = "";
-    for (const doc of docs) lines += `${await persistence.afterSerialization(serializeLine(doc))}\n`;
-    if (lines.length === 0) return;
-    fd ??= fs.openSync(persistence.filename, "a", persistence.modes.fileMode);
-    const bytes = Buffer.from(lines, "utf8");
-    for (let written = 0; written < bytes.length;) {
-      written += fs.writeSync(fd, bytes, written, bytes.length - written);
-    }
-  };
-  return release;
-}
 
 function rethrow(err: unknown): never {
   if (err && typeof err === "object" && (err as { errorType?: string }).errorType === "uniqueViolated") {
@@ -69,64 +31,62 @@ function rethrow(err: unknown): never {
 }
 
 class NedbCollection<T extends Doc> implements Collection<T> {
-  private readonly closeFile: () => void;
+  private readonly file: NedbDataFile;
 
   constructor(private readonly ds: Datastore<T>) {
-    this.closeFile = appendThroughOpenFile(ds as unknown as Datastore<Doc>);
+    this.file = new NedbDataFile(ds as unknown as Datastore<never>);
   }
 
-  async insertOne(doc: T): Promise<T> {
+  /**
+   * Every operation, reads too, answers only once what it changed or saw is on disk (see NedbDataFile),
+   * and a refused write's error stays the engine-neutral one of the port.
+   */
+  private async durably<R>(op: Promise<R>): Promise<R> {
     try {
-      return (await this.ds.insertAsync(doc)) as T;
+      return await op;
     } catch (err) {
       rethrow(err);
+    } finally {
+      await this.file.settled();
     }
+  }
+
+  insertOne(doc: T): Promise<T> {
+    return this.durably(this.ds.insertAsync(doc) as Promise<T>);
   }
 
   async insertMany(docs: T[]): Promise<void> {
     if (docs.length === 0) return;
-    try {
-      await this.ds.insertAsync(docs);
-    } catch (err) {
-      rethrow(err);
-    }
+    await this.durably(this.ds.insertAsync(docs));
   }
 
-  async findOne(filter: Filter): Promise<T | null> {
-    return (await this.ds.findOneAsync(filter as never)) as T | null;
+  findOne(filter: Filter): Promise<T | null> {
+    return this.durably(this.ds.findOneAsync(filter as never) as Promise<T | null>);
   }
 
-  async find(filter: Filter, options: FindOptions = {}): Promise<T[]> {
+  find(filter: Filter, options: FindOptions = {}): Promise<T[]> {
     let cursor = this.ds.findAsync(filter as never);
     if (options.sort) cursor = cursor.sort(options.sort);
     if (options.skip) cursor = cursor.skip(options.skip);
     if (options.limit) cursor = cursor.limit(options.limit);
-    return (await cursor) as T[];
+    return this.durably(cursor as unknown as Promise<T[]>);
   }
 
-  async count(filter: Filter): Promise<number> {
+  count(filter: Filter): Promise<number> {
     // countAsync returns a lazy cursor; awaiting it here runs the query exactly once.
-    return (await this.ds.countAsync(filter as never)) as number;
+    return this.durably(this.ds.countAsync(filter as never) as unknown as Promise<number>);
   }
 
   async updateOne(filter: Filter, update: Update, options: { upsert?: boolean } = {}): Promise<number> {
-    try {
-      const res = await this.ds.updateAsync(filter as never, update as never, {
-        upsert: options.upsert ?? false,
-      });
-      return res.numAffected;
-    } catch (err) {
-      rethrow(err);
-    }
+    const res = await this.durably(
+      this.ds.updateAsync(filter as never, update as never, { upsert: options.upsert ?? false }),
+    );
+    return res.numAffected;
   }
 
   async updateMany(filter: Filter, update: Update): Promise<number> {
-    try {
-      const res = await this.ds.updateAsync(filter as never, update as never, { multi: true });
-      return res.numAffected;
-    } catch (err) {
-      rethrow(err);
-    }
+    const res = await this.durably(this.ds.updateAsync(filter as never, update as never, { multi: true }));
+    return res.numAffected;
   }
 
   async findOneAndUpdate(
@@ -134,23 +94,21 @@ class NedbCollection<T extends Doc> implements Collection<T> {
     update: Update,
     options: { upsert?: boolean } = {},
   ): Promise<T | null> {
-    try {
-      const res = await this.ds.updateAsync(filter as never, update as never, {
+    const res = await this.durably(
+      this.ds.updateAsync(filter as never, update as never, {
         upsert: options.upsert ?? false,
         returnUpdatedDocs: true,
-      });
-      return res.numAffected === 0 ? null : ((res.affectedDocuments as unknown as T) ?? null);
-    } catch (err) {
-      rethrow(err);
-    }
+      }),
+    );
+    return res.numAffected === 0 ? null : ((res.affectedDocuments as unknown as T) ?? null);
   }
 
   deleteOne(filter: Filter): Promise<number> {
-    return this.ds.removeAsync(filter as never, { multi: false });
+    return this.durably(this.ds.removeAsync(filter as never, { multi: false }));
   }
 
   deleteMany(filter: Filter): Promise<number> {
-    return this.ds.removeAsync(filter as never, { multi: true });
+    return this.durably(this.ds.removeAsync(filter as never, { multi: true }));
   }
 
   async createIndex(spec: IndexSpec): Promise<void> {
@@ -162,19 +120,20 @@ class NedbCollection<T extends Doc> implements Collection<T> {
     const existing = (this.ds as unknown as { indexes: Record<string, { unique: boolean; sparse: boolean }> })
       .indexes[fieldName.toString()];
     if (existing && (existing.unique !== unique || existing.sparse !== sparse)) {
-      await this.ds.removeIndexAsync(fieldName as string);
+      await this.durably(this.ds.removeIndexAsync(fieldName as string));
     }
-    await this.ds.ensureIndexAsync({ fieldName, unique, sparse });
+    await this.durably(this.ds.ensureIndexAsync({ fieldName, unique, sparse }));
   }
 
   compact(): Promise<void> {
-    return this.ds.compactDatafileAsync();
+    return this.durably(this.ds.compactDatafileAsync());
   }
 
   /** Compacts the file (NeDB appends every change) and lets go of it. */
   async close(): Promise<void> {
     await this.compact().catch(() => undefined);
-    this.closeFile();
+    this.file.flush();
+    this.file.release();
   }
 }
 

@@ -121,6 +121,92 @@ describe("NeDB on disk", () => {
     await closeStore(store);
   }, 30_000);
 
+  it("when 200 writes run at once and the process is killed (-9) as soon as all were answered, then the next store finds every one", async () => {
+    const dir = freshDir();
+    const script = `
+      const { NedbStore } = require("./shared/storage");
+      (async () => {
+        const docs = new NedbStore(${JSON.stringify(dir)}).collection("things");
+        await docs.insertMany([{ _id: "counter", n: 0 }]);
+        await Promise.all(
+          Array.from({ length: 100 }, (_, i) => [
+            docs.insertOne({ _id: "d" + i, n: i }),
+            docs.updateOne({ _id: "counter" }, { $inc: { n: 1 } }),
+          ]).flat(),
+        );
+        process.stdout.write("written\\n");
+        setInterval(() => undefined, 1000);
+      })();
+    `;
+    const child = spawn(process.execPath, ["-r", "ts-node/register/transpile-only", "-e", script], {
+      cwd: path.resolve(__dirname, "../.."),
+      stdio: ["ignore", "pipe", "inherit"],
+    });
+    await new Promise<void>((resolve, reject) => {
+      child.stdout?.on("data", (b: Buffer) => b.toString().includes("written") && resolve());
+      child.once("exit", (code) => reject(new Error(`writer exited early (${code})`)));
+    });
+    const exited = new Promise((r) => child.once("exit", r));
+    child.kill("SIGKILL");
+    await exited;
+
+    const store = openStore(dir);
+    const docs = store.collection<{ _id: string; n: number }>("things");
+    expect(await docs.findOne({ _id: "counter" })).toEqual({ _id: "counter", n: 100 });
+    expect(await docs.count({ _id: { $ne: "counter" } })).toBe(100);
+    await closeStore(store);
+  }, 30_000);
+
+  it("when writes finish in the same turn of the event loop, then their lines go to the file in one write", async () => {
+    const store = openStore(freshDir());
+    const docs = store.collection<{ _id: string; n: number }>("things");
+    await docs.insertOne({ _id: "warm-up", n: 0 });
+    const writes = jest.spyOn(fs, "writeSync");
+    try {
+      await Promise.all(Array.from({ length: 50 }, (_, i) => docs.insertOne({ _id: `d${i}`, n: i })));
+      expect(writes.mock.calls.length).toBeGreaterThanOrEqual(1);
+      expect(writes.mock.calls.length).toBeLessThanOrEqual(2);
+    } finally {
+      writes.mockRestore();
+    }
+    expect(await docs.count({})).toBe(51);
+    await closeStore(store);
+  });
+
+  it("when a read sees a write that was not awaited, then the read answers only after that write is in the file", async () => {
+    const dir = freshDir();
+    const store = openStore(dir);
+    const docs = store.collection<{ _id: string; n: number }>("things");
+    await docs.insertOne({ _id: "warm-up", n: 0 });
+    const write = docs.insertOne({ _id: "unawaited", n: 1 });
+    const seen = await docs.findOne({ _id: "unawaited" });
+    expect(seen).toEqual({ _id: "unawaited", n: 1 });
+    expect(fs.readFileSync(path.join(dir, "things.db"), "utf8")).toContain('"_id":"unawaited"');
+    await write;
+    await closeStore(store);
+  });
+
+  it("when the file cannot be written, then every operation of that turn fails with the error, and later ones succeed", async () => {
+    const store = openStore(freshDir());
+    const docs = store.collection<{ _id: string; n: number }>("things");
+    await docs.insertOne({ _id: "warm-up", n: 0 });
+    const writes = jest.spyOn(fs, "writeSync").mockImplementationOnce(() => {
+      throw Object.assign(new Error("ENOSPC: no space left on device, write"), { code: "ENOSPC" });
+    });
+    try {
+      const results = await Promise.allSettled([
+        docs.insertOne({ _id: "a", n: 1 }),
+        docs.updateOne({ _id: "warm-up" }, { $set: { n: 2 } }),
+      ]);
+      expect(results.map((r) => r.status)).toEqual(["rejected", "rejected"]);
+      expect(String((results[0] as PromiseRejectedResult).reason)).toContain("ENOSPC");
+    } finally {
+      writes.mockRestore();
+    }
+    await expect(docs.insertOne({ _id: "b", n: 3 })).resolves.toEqual({ _id: "b", n: 3 });
+    await closeStore(store);
+  });
+
   it("when a store holds a dir, then the lock file names this process and close removes it", async () => {
     const dir = freshDir();
     const store = openStore(dir);
