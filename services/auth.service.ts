@@ -22,6 +22,7 @@ import { checkApiKey, newApiKey, parseApiKey, InvalidApiKeyError, type ApiKeyDoc
 import { ApiKeysRepository } from "./auth/api-keys.repository";
 import { refreshTokens, type RefreshDeps } from "./auth/refresh";
 import { RefreshTokensRepository } from "./auth/refresh-tokens.repository";
+import { sweepExpiredTokens, TOKEN_SWEEP_INTERVAL_MS } from "./auth/token-sweep";
 import { hashToken, newRefreshToken, signAccessToken, verifyAccessToken } from "./auth/tokens";
 import { randomUUID } from "node:crypto";
 import { LocalCache } from "../shared/runtime/local-cache";
@@ -32,6 +33,8 @@ interface AuthService extends Service {
   activeUsers: LocalCache<true>;
   activeUser(ctx: Context, userId: string): Promise<boolean>;
   refreshTokens: RefreshTokensRepository;
+  /** Deletes long-expired refresh tokens every hour (see sweepExpiredTokens). */
+  tokenSweep: NodeJS.Timeout | null;
   apiKeys: ApiKeysRepository;
   refreshDeps(): RefreshDeps;
   apiKeyRecord(id: string): Promise<Pick<ApiKeyDoc, "scope" | "secret_hash" | "revoked_at"> | null>;
@@ -226,6 +229,17 @@ const AuthServiceSchema: ServiceSchema<Record<string, never>, AuthService> = {
     this.refreshTokens = new RefreshTokensRepository(store);
     this.apiKeys = new ApiKeysRepository(store);
     await this.refreshTokens.init();
+    const sweep = () =>
+      void sweepExpiredTokens(this.refreshTokens, new Date()).catch((err: unknown) =>
+        this.logger.warn("Sweeping expired refresh tokens failed; the next sweep tries again.", err),
+      );
+    this.tokenSweep = setInterval(sweep, TOKEN_SWEEP_INTERVAL_MS).unref();
+    setImmediate(sweep);
+  },
+
+  stopped(this: AuthService) {
+    if (this.tokenSweep) clearInterval(this.tokenSweep);
+    this.tokenSweep = null;
   },
 };
 

@@ -30,6 +30,12 @@ export class RefreshTokensRepository {
   async init(): Promise<void> {
     await this.tokens.createIndex({ fields: ["family_id"] });
     await this.tokens.createIndex({ fields: ["user_id"] });
+    await this.tokens.createIndex({ fields: ["expires_at"] });
+  }
+
+  /** Deletes the tokens that expired before `before`: nothing can be done with them any more. */
+  deleteExpiredBefore(before: Date): Promise<number> {
+    return this.tokens.deleteMany({ expires_at: { $lt: before } });
   }
 
   async startFamily(userId: string, hash: string, now: Date, expiresAt: Date): Promise<RefreshTokenDoc> {

@@ -3,6 +3,7 @@
  * NeDB store (no broker). Time is a fake clock the tests move by hand.
  */
 import { refreshTokens, type RefreshDeps } from "../../services/auth/refresh";
+import { sweepExpiredTokens } from "../../services/auth/token-sweep";
 import { RefreshTokensRepository, type RefreshTokenDoc } from "../../services/auth/refresh-tokens.repository";
 import { hashToken, newRefreshToken } from "../../services/auth/tokens";
 import type { TokenSet } from "../../shared/contracts/auth";
@@ -470,5 +471,32 @@ describe("refreshTokens: reuse verdict under concurrency", () => {
     release();
 
     await expectConsistent(h, familyId, await settled);
+  });
+});
+
+describe("sweepExpiredTokens", () => {
+  it("when tokens expired more than a day ago, a few hours ago, or not yet, then only the first are deleted, and a refresh with a just-expired one still says 'expired'", async () => {
+    const h = await harness();
+    const long = await h.signIn("user-1");
+    h.advance(2 * 24 * 3600_000); // `long` now expires 2 days before the others
+    const recent = await h.signIn("user-2");
+    const live = await h.signIn("user-3");
+    const liveFamily = (await h.doc(live))?.family_id as string;
+    h.advance((REFRESH_TTL - 24 * 3600 + 3 * 3600) * 1000); // `long` expired 27 hours ago, `recent` not yet
+    const rotated = await refreshTokens(h.deps, "user-3", live); // `live` rotates: its successor lives on
+    h.advance(24 * 3600_000); // `recent` expired 3 hours ago, `long` 51 hours ago
+
+    expect(await sweepExpiredTokens(h.repo, h.now())).toBe(1);
+
+    expect(await h.doc(long)).toBeNull();
+    expect(await h.doc(recent)).not.toBeNull();
+    expect(await refusal(refreshTokens(h.deps, "user-2", recent))).toBe(
+      "Token invalid: refresh token expired",
+    );
+    expect(await refusal(refreshTokens(h.deps, "user-1", long))).toBe("Token invalid: refresh token unknown");
+    expect((await h.family(liveFamily)).length).toBe(2);
+    await expect(refreshTokens(h.deps, "user-3", rotated.refresh_token)).resolves.toMatchObject({
+      token_type: "Bearer",
+    });
   });
 });
