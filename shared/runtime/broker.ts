@@ -14,6 +14,7 @@ import RoundsService from "../../services/rounds.service";
 import SettingsService from "../../services/settings.service";
 import StoresService from "../../services/stores.service";
 import UsersService from "../../services/users.service";
+import { batchNatsWrites } from "./nats-batching";
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- each schema has its own `this` type
 type AnyServiceSchema = ServiceSchema<any, any>;
@@ -36,6 +37,7 @@ export function createBroker(config: Config, services: string[] = config.service
     );
   }
   const options = brokerOptions(config);
+  if (config.transporter.startsWith("nats://")) batchNatsWrites();
   const broker = new GracefulBroker({
     ...options,
     stopped: async (b) => {

@@ -1,0 +1,72 @@
+/**
+ * The NATS client, as every broker of ours uses it over NATS: what is sent during one turn of the event
+ * loop leaves in one socket write, and every message still arrives, in order.
+ */
+import { connect, StringCodec, type NatsConnection } from "nats";
+import { batchNatsWrites } from "../../shared/runtime/nats-batching";
+import { requireBinary, startNatsServer, type RunningBroker } from "../support/brokers";
+
+const run = requireBinary("nats-server");
+const maybe = run ? describe : describe.skip;
+
+maybe("NATS writes batched per turn of the event loop", () => {
+  let server: RunningBroker;
+  let sender: NatsConnection;
+  let receiver: NatsConnection;
+  const codec = StringCodec();
+
+  beforeAll(async () => {
+    batchNatsWrites();
+    server = await startNatsServer();
+    sender = await connect({ servers: server.url });
+    receiver = await connect({ servers: server.url });
+  }, 30_000);
+
+  afterAll(async () => {
+    await sender?.close();
+    await receiver?.close();
+    await server?.stop();
+  });
+
+  const socketWrites = (nc: NatsConnection) => {
+    const socket = (
+      nc as unknown as { protocol: { transport: { socket: { write: (...a: unknown[]) => boolean } } } }
+    ).protocol.transport.socket;
+    return jest.spyOn(socket, "write");
+  };
+
+  it("when 50 messages are published one microtask apart, then they leave in one write and all arrive in order", async () => {
+    const sub = receiver.subscribe("batching.test", { max: 50 });
+    await receiver.flush();
+    const received = (async () => {
+      const got: string[] = [];
+      for await (const m of sub) got.push(codec.decode(m.data));
+      return got;
+    })();
+
+    const writes = socketWrites(sender);
+    try {
+      // Answers that finish one after another within a turn, as requests completing after an await do.
+      for (let i = 0; i < 50; i++) {
+        await Promise.resolve();
+        sender.publish("batching.test", codec.encode(String(i)));
+      }
+      await new Promise((r) => setImmediate(r));
+      expect(writes).toHaveBeenCalledTimes(1);
+    } finally {
+      writes.mockRestore();
+    }
+    expect(await received).toEqual(Array.from({ length: 50 }, (_, i) => String(i)));
+  });
+
+  it("when a request is alone, with no other traffic to push it out, then its request and answer are still sent", async () => {
+    const sub = receiver.subscribe("batching.echo");
+    void (async () => {
+      for await (const m of sub) m.respond(m.data);
+    })();
+    await receiver.flush();
+    const reply = await sender.request("batching.echo", codec.encode("ping"), { timeout: 2_000 });
+    expect(codec.decode(reply.data)).toBe("ping");
+    sub.unsubscribe();
+  });
+});
