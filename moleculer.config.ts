@@ -11,6 +11,7 @@ import { RequestLogMiddleware } from "./shared/runtime/request-log";
 import { HybridSerializer } from "./shared/runtime/serializer";
 import { AjvValidator } from "./shared/validation";
 import { tracingOptions } from "./shared/tracing";
+import { redisClientOptions } from "./shared/runtime/redis-options";
 
 /**
  * Durable messaging (the notifier's jobs) rides on NATS JetStream when the transporter is NATS. Without
@@ -60,7 +61,7 @@ export function brokerOptions(config: Config): BrokerOptions {
             type: "Redis",
             options: {
               ttl: config.cacheTtlSeconds,
-              redis: config.cacher,
+              redis: redisClientOptions(config.cacher),
               prefix: `${config.namespace || "rounds"}-cache`,
             },
           },

@@ -6,6 +6,7 @@
  */
 import Redis from "ioredis";
 import { AppError, ErrorType } from "../../shared/errors";
+import { redisClientOptions } from "../../shared/runtime/redis-options";
 
 export class RateLimitedError extends AppError {
   constructor(readonly retryAfterSeconds: number) {
@@ -44,7 +45,7 @@ export class RedisCounterStore implements CounterStore {
     url: string,
     private readonly prefix: string,
   ) {
-    this.redis = new Redis(url, { lazyConnect: false, maxRetriesPerRequest: 1 });
+    this.redis = new Redis({ ...redisClientOptions(url), lazyConnect: false, maxRetriesPerRequest: 1 });
   }
 
   async hit(key: string, windowEnd: number): Promise<number> {
