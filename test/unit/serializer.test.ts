@@ -1,7 +1,7 @@
 import { HybridSerializer } from "../../shared/runtime/serializer";
 import { RawJson } from "../../shared/runtime/raw-json";
 
-import { ServiceBroker } from "moleculer";
+import { Serializers, ServiceBroker } from "moleculer";
 
 const serializer = new HybridSerializer();
 serializer.init(new ServiceBroker({ logger: false }));
@@ -41,6 +41,31 @@ describe("HybridSerializer", () => {
     expect(roundTrip({ success: true }, "RES")).toEqual({ success: true });
   });
 
+  it("when no body holds bytes, then the whole packet is one JSON text behind a one-byte tag", () => {
+    const packet = {
+      id: "c1",
+      action: "rounds.get",
+      params: { round_id: "r1" },
+      meta: { user: { id: "u1" } },
+    };
+    const buf = serializer.serialize({ ...packet }, "REQ");
+    expect(buf[0]).toBe(0x01);
+    expect(JSON.parse(buf.toString("utf8", 1))).toEqual(packet);
+  });
+
+  it("when a packet of the earlier all-Notepack format arrives, then it is read as before", () => {
+    const notepack = Serializers.Notepack.prototype.serialize.call(
+      serializer,
+      { id: "c1", params: '{"round_id":"r1"}', params$json: true, meta: "{}", meta$json: true },
+      "REQ",
+    ) as Buffer;
+    expect(serializer.deserialize(notepack, "REQ")).toEqual({
+      id: "c1",
+      params: { round_id: "r1" },
+      meta: {},
+    });
+  });
+
   it("when it serializes, then the packet it was given is left untouched", () => {
     const params = { a: 1 };
     const packet = { params, meta: {} };
@@ -57,7 +82,15 @@ describe("HybridSerializer and RawJson", () => {
     expect(out.data).toBeInstanceOf(RawJson);
     expect((out.data as RawJson).bytes.equals(bytes)).toBe(true);
     expect(out).not.toHaveProperty("data$raw");
+    expect(out).toMatchObject({ id: "c1", success: true, meta: {} });
     expect(packet.data).toBeInstanceOf(RawJson);
+    // The answer's bytes follow the rest of the packet as they are, not re-encoded.
+    expect(
+      serializer
+        .serialize({ ...packet }, "RES")
+        .subarray(-bytes.length)
+        .equals(bytes),
+    ).toBe(true);
   });
 
   it("when something else meets a RawJson (another serializer, a cacher), then it sees the value itself", () => {
