@@ -116,7 +116,7 @@ export const configSchema = {
   serializer: entry(
     "SERIALIZER",
     "Hybrid",
-    "Packet serializer between nodes (all nodes alike): Hybrid (Notepack envelope, JSON bodies, upload chunks as bytes), Notepack or JSON",
+    "Packet serializer between nodes (all nodes alike): Hybrid (JSON packets, Notepack only for packets with bytes such as upload chunks), Notepack or JSON",
     oneOf("Hybrid", "Notepack", "JSON"),
   ),
   cacheTtlSeconds: entry("CACHE_TTL", "60", "Seconds a cached read lives before it is loaded again", int(1)),
