@@ -38,6 +38,8 @@ import {
 import { parseJsonBody, readRaw } from "./gateway/request-body";
 import { RawJson, type RawJsonMeta } from "../shared/runtime/raw-json";
 import { traceRequest } from "./gateway/request-span";
+import { callerOfBearer } from "./gateway/bearer";
+import { LocalCache } from "../shared/runtime/local-cache";
 import { CALLER_TAG, callerTag, pathParamsOf, routeByAction, routes, type RouteSpec } from "./gateway/routes";
 
 type Req = IncomingMessage & {
@@ -66,6 +68,8 @@ interface GatewayService extends Service {
   limits: Map<string, number>;
   counters: CounterStore | null;
   tokens: TokenCache;
+  /** Users auth vouched for lately (see gateway/bearer). */
+  activeUsers: LocalCache<true>;
   responses: ResponseCache;
   /** Whether answers reach this gateway as RawJson intact (no transporter, or the Hybrid serializer). */
   takesRawJson: boolean;
@@ -234,6 +238,7 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
       group: gatewayGroup,
       handler(this: GatewayService, ctx: Context<UserRemovedEvent>) {
         this.tokens.forgetUser(ctx.params.user_id);
+        this.activeUsers.delete(ctx.params.user_id);
         // The removed user vanishes from rounds and friends lists of any caller: drop every kept answer.
         this.responses.clear();
       },
@@ -274,16 +279,18 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
         const token = bearerToken(req.headers.authorization);
         if (!token) throw new NotAuthenticatedError();
         if (token.length > MAX_TOKEN_LENGTH) throw new TokenInvalidError("jwt malformed");
-        const ignoreExpiration = spec.acceptExpiredToken ?? false;
-        const now = Date.now();
-        const known = ignoreExpiration ? null : this.tokens.get(token, now);
-        if (known) return known;
-        const { exp, ...caller } = await call(ctx, "auth.verifyAccessToken", {
+        return callerOfBearer(
+          {
+            tokens: this.tokens,
+            activeUsers: this.activeUsers,
+            config: this.config,
+            askAuth: (t, ignore) =>
+              call(ctx, "auth.verifyAccessToken", { token: t, ignore_expiration: ignore }),
+          },
           token,
-          ignore_expiration: ignoreExpiration,
-        });
-        if (!ignoreExpiration) this.tokens.set(token, caller, exp, now);
-        return caller;
+          spec.acceptExpiredToken ?? false,
+          Date.now(),
+        );
       }
       const key = req.headers["x-api-key"];
       if (typeof key !== "string" || key === "") throw new NotAuthenticatedError();
@@ -527,6 +534,7 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
           ? new RedisCounterStore(this.config.cacher, `${this.config.namespace || "rounds"}-ratelimit`)
           : new MemoryCounterStore();
     this.tokens = new TokenCache(this.config.authCacheSeconds * 1000, 10_000);
+    this.activeUsers = new LocalCache(this.config.authCacheSeconds * 1000, 100_000);
     this.responses = new ResponseCache(this.config.responseCacheMs, 10_000);
     this.takesRawJson = this.config.transporter === "" || this.config.serializer === "Hybrid";
     this.openApi = buildOpenApi(routes, this.config.publicUrl);

@@ -1,0 +1,102 @@
+import { callerOfBearer, type BearerDeps } from "../../services/gateway/bearer";
+import { TokenCache } from "../../services/gateway/token-cache";
+import { signAccessToken } from "../../services/auth/tokens";
+import { verifyAccessToken, type TokenConfig } from "../../shared/auth/access-token";
+import type { VerifyTokenResult } from "../../shared/contracts/auth";
+import { TokenInvalidError, UserRemovedError } from "../../shared/errors";
+import { LocalCache } from "../../shared/runtime/local-cache";
+
+const config: TokenConfig = {
+  jwtSecret: "unit-test-secret-0123456789abcdef-0123",
+  jwtAlgorithm: "HS256",
+  jwtIssuer: "rounds-platform",
+  accessTokenTtlSeconds: 900,
+};
+const CACHE_MS = 60_000;
+
+/** A gateway's deps whose auth answers as a real one would, for the users it is told are removed. */
+function gateway(removed = new Set<string>(), gatewayConfig = config) {
+  const asked: string[] = [];
+  const deps: BearerDeps = {
+    tokens: new TokenCache(CACHE_MS, 100),
+    activeUsers: new LocalCache<true>(CACHE_MS, 100),
+    config: gatewayConfig,
+    async askAuth(token: string, ignoreExpiration: boolean): Promise<VerifyTokenResult> {
+      asked.push(token);
+      const claims = verifyAccessToken(token, config, { ignoreExpiration });
+      if (removed.has(claims.sub)) throw new UserRemovedError();
+      return { id: claims.sub, token_id: claims.jti, exp: claims.exp };
+    },
+  };
+  return { deps, asked };
+}
+
+const nowMs = Date.now();
+const nowSeconds = Math.floor(nowMs / 1000);
+const tokenOf = (user: string, issuedSecondsAgo = 0) =>
+  signAccessToken(user, config, nowSeconds - issuedSecondsAgo).token;
+
+describe("callerOfBearer", () => {
+  it("when a user's first token is presented, then auth is asked, and a second token of that user is accepted here", async () => {
+    const { deps, asked } = gateway();
+    const first = tokenOf("alice");
+    const second = tokenOf("alice");
+
+    expect(await callerOfBearer(deps, first, false, nowMs)).toMatchObject({ id: "alice" });
+    expect(await callerOfBearer(deps, second, false, nowMs)).toMatchObject({ id: "alice" });
+
+    expect(asked).toEqual([first]);
+  });
+
+  it("when a refresh presents an expired token of a user auth vouched for, then it is accepted without asking auth", async () => {
+    const { deps, asked } = gateway();
+    await callerOfBearer(deps, tokenOf("alice"), false, nowMs);
+    const expired = tokenOf("alice", 2 * 900);
+
+    expect(await callerOfBearer(deps, expired, true, nowMs)).toMatchObject({ id: "alice" });
+    expect(asked).toHaveLength(1);
+    // Expired tokens are never remembered, and outside a refresh they are refused by auth.
+    await expect(callerOfBearer(deps, expired, false, nowMs)).rejects.toThrow("jwt expired");
+    expect(asked).toHaveLength(2);
+  });
+
+  it("when the user was removed (user.removed heard), then auth is asked again and its refusal stands", async () => {
+    const removed = new Set<string>();
+    const { deps, asked } = gateway(removed);
+    await callerOfBearer(deps, tokenOf("alice"), false, nowMs);
+    removed.add("alice");
+    deps.activeUsers.delete("alice");
+    deps.tokens.forgetUser("alice");
+
+    await expect(callerOfBearer(deps, tokenOf("alice"), true, nowMs)).rejects.toBeInstanceOf(
+      UserRemovedError,
+    );
+    expect(asked).toHaveLength(2);
+  });
+
+  it("when auth's word is older than AUTH_CACHE_SECONDS, then auth is asked again", async () => {
+    const { deps, asked } = gateway();
+    await callerOfBearer(deps, tokenOf("alice"), false, nowMs);
+    await callerOfBearer(deps, tokenOf("alice"), true, nowMs + CACHE_MS);
+    expect(asked).toHaveLength(2);
+  });
+
+  it("when a token does not verify here (forged, or this gateway has another secret), then auth decides", async () => {
+    const { deps, asked } = gateway();
+    await callerOfBearer(deps, tokenOf("alice"), false, nowMs);
+    const [head, body] = tokenOf("alice").split(".");
+    const forged = `${head}.${body}.${"A".repeat(43)}`;
+    await expect(callerOfBearer(deps, forged, true, nowMs)).rejects.toBeInstanceOf(TokenInvalidError);
+    expect(asked).toContain(forged);
+
+    const misconfigured = gateway(new Set(), {
+      ...config,
+      jwtSecret: "another-secret-0123456789abcdef-0123456",
+    });
+    const token = tokenOf("bob");
+    await callerOfBearer(misconfigured.deps, token, false, nowMs);
+    const again = tokenOf("bob");
+    expect(await callerOfBearer(misconfigured.deps, again, true, nowMs)).toMatchObject({ id: "bob" });
+    expect(misconfigured.asked).toEqual([token, again]);
+  });
+});
