@@ -71,6 +71,21 @@ describe("POST /auth/refresh-token", () => {
     expect(res.body).toEqual({ detail: "User removed" });
   });
 
+  it("when a user the gateway has vouched for is removed, then their next refresh is 401 User removed, even with a bad body", async () => {
+    const user = await newUser(sys.broker, "leaving-refresher");
+    const first = await refresh(user.access_token, { refresh_token: user.refresh_token });
+    expect(first.status).toBe(200);
+    await call(sys.broker, "users.remove", { id: user.id });
+    await sys.settle();
+
+    const res = await refresh(first.body.access_token, { refresh_token: first.body.refresh_token });
+    expect(res.status).toBe(401);
+    expect(res.body).toEqual({ detail: "User removed" });
+    const badBody = await refresh(first.body.access_token, { refresh_token: 42 });
+    expect(badBody.status).toBe(401);
+    expect(badBody.body).toEqual({ detail: "User removed" });
+  });
+
   it("when refresh_token is missing, then 422 missing at body.refresh_token", async () => {
     const res = await refresh(sys.manifest.users.alice.access_token, {});
     expect(res.status).toBe(422);
