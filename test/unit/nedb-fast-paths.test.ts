@@ -2,7 +2,6 @@ import Datastore from "@seald-io/nedb";
 import fc from "fast-check";
 import { serializeLine, updateIndexesInPlace } from "../../shared/storage/nedb-fast-paths";
 
- 
 const model = require("@seald-io/nedb/lib/model") as {
   serialize(doc: unknown): string;
   deserialize(line: string): unknown;
