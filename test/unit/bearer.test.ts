@@ -1,6 +1,7 @@
 import { callerOfBearer, type BearerDeps } from "../../services/gateway/bearer";
 import { TokenCache } from "../../services/gateway/token-cache";
 import { signAccessToken } from "../../services/auth/tokens";
+import * as accessToken from "../../shared/auth/access-token";
 import { verifyAccessToken, type TokenConfig } from "../../shared/auth/access-token";
 import type { VerifyTokenResult } from "../../shared/contracts/auth";
 import { TokenInvalidError, UserRemovedError } from "../../shared/errors";
@@ -46,6 +47,19 @@ describe("callerOfBearer", () => {
     expect(await callerOfBearer(deps, second, false, nowMs)).toMatchObject({ id: "alice" });
 
     expect(asked).toEqual([first]);
+  });
+
+  it("when a user's first token is presented, then it is verified once (by auth), and the next one once (here)", async () => {
+    const { deps } = gateway();
+    const verifications = jest.spyOn(accessToken, "verifyAccessToken");
+    try {
+      await callerOfBearer(deps, tokenOf("carol"), true, nowMs);
+      expect(verifications).toHaveBeenCalledTimes(1);
+      await callerOfBearer(deps, tokenOf("carol"), true, nowMs);
+      expect(verifications).toHaveBeenCalledTimes(2);
+    } finally {
+      verifications.mockRestore();
+    }
   });
 
   it("when a refresh presents an expired token of a user auth vouched for, then it is accepted without asking auth", async () => {
