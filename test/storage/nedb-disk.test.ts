@@ -42,6 +42,21 @@ const deadPid = (): Promise<number> =>
     child.once("exit", () => resolve(child.pid as number));
   });
 
+/** Runs a writer script in its own process and kills it (-9) as soon as it prints "written". */
+async function killedOnceWritten(script: string): Promise<void> {
+  const child = spawn(process.execPath, ["-r", "ts-node/register/transpile-only", "-e", script], {
+    cwd: path.resolve(__dirname, "../.."),
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  await new Promise<void>((resolve, reject) => {
+    child.stdout?.on("data", (b: Buffer) => b.toString().includes("written") && resolve());
+    child.once("exit", (code) => reject(new Error(`writer exited early (${code})`)));
+  });
+  const exited = new Promise((r) => child.once("exit", r));
+  child.kill("SIGKILL");
+  await exited;
+}
+
 afterAll(async () => {
   for (const store of [...open]) await closeStore(store);
   if (sleeper && sleeper.exitCode === null && sleeper.signalCode === null) sleeper.kill();
@@ -99,17 +114,7 @@ describe("NeDB on disk", () => {
         setInterval(() => undefined, 1000);
       })();
     `;
-    const child = spawn(process.execPath, ["-r", "ts-node/register/transpile-only", "-e", script], {
-      cwd: path.resolve(__dirname, "../.."),
-      stdio: ["ignore", "pipe", "inherit"],
-    });
-    await new Promise<void>((resolve, reject) => {
-      child.stdout?.on("data", (b: Buffer) => b.toString().includes("written") && resolve());
-      child.once("exit", (code) => reject(new Error(`writer exited early (${code})`)));
-    });
-    const exited = new Promise((r) => child.once("exit", r));
-    child.kill("SIGKILL");
-    await exited;
+    await killedOnceWritten(script);
 
     const store = openStore(dir);
     const docs = store.collection<{ _id: string; n: number }>("things");
@@ -138,17 +143,7 @@ describe("NeDB on disk", () => {
         setInterval(() => undefined, 1000);
       })();
     `;
-    const child = spawn(process.execPath, ["-r", "ts-node/register/transpile-only", "-e", script], {
-      cwd: path.resolve(__dirname, "../.."),
-      stdio: ["ignore", "pipe", "inherit"],
-    });
-    await new Promise<void>((resolve, reject) => {
-      child.stdout?.on("data", (b: Buffer) => b.toString().includes("written") && resolve());
-      child.once("exit", (code) => reject(new Error(`writer exited early (${code})`)));
-    });
-    const exited = new Promise((r) => child.once("exit", r));
-    child.kill("SIGKILL");
-    await exited;
+    await killedOnceWritten(script);
 
     const store = openStore(dir);
     const docs = store.collection<{ _id: string; n: number }>("things");
