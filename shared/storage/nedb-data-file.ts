@@ -28,6 +28,7 @@ interface NedbPersistence {
 type Waiter = { resolve: () => void; reject: (err: unknown) => void };
 
 export class NedbDataFile {
+  private readonly persistence: NedbPersistence;
   private fd: number | null = null;
   private lines: string[] = [];
   private waiters: Waiter[] = [];
@@ -35,14 +36,13 @@ export class NedbDataFile {
 
   // NedbStore sets no serialization hooks, so NeDB's afterSerialization (identity) is left out here.
   constructor(ds: Datastore<never>) {
-    const persistence = (ds as unknown as { persistence: NedbPersistence }).persistence;
-    if (persistence.inMemoryOnly) return;
+    this.persistence = (ds as unknown as { persistence: NedbPersistence }).persistence;
+    if (this.persistence.inMemoryOnly) return; // NeDB writes nothing, so no line ever waits here
     ds.on("compaction.done", () => this.release());
-    persistence.persistNewStateAsync = async (docs: unknown[]) => {
+    this.persistence.persistNewStateAsync = async (docs: unknown[]) => {
       for (const doc of docs) this.lines.push(serializeLine(doc));
       this.schedule();
     };
-    this.open = () => fs.openSync(persistence.filename, "a", persistence.modes.fileMode);
   }
 
   /** Resolves once every line appended so far is in the file; rejects if writing them failed. */
@@ -75,10 +75,6 @@ export class NedbDataFile {
     this.fd = null;
   }
 
-  private open: () => number = () => {
-    throw new Error("an in-memory collection has no file");
-  };
-
   private schedule(): void {
     if (this.scheduled) return;
     this.scheduled = true;
@@ -86,7 +82,7 @@ export class NedbDataFile {
   }
 
   private write(bytes: Buffer): void {
-    this.fd ??= this.open();
+    this.fd ??= fs.openSync(this.persistence.filename, "a", this.persistence.modes.fileMode);
     for (let written = 0; written < bytes.length;) {
       written += fs.writeSync(this.fd, bytes, written, bytes.length - written);
     }
