@@ -38,7 +38,8 @@ function jsonSafe(body: unknown): boolean {
   return true;
 }
 
-const plain = (packet: Packet): boolean =>
+/** No body holds bytes (a RawJson answer travels after the JSON text), so the packet can be JSON. */
+const withoutBytes = (packet: Packet): boolean =>
   BODIES.every(
     (field) =>
       packet[field] === undefined ||
@@ -75,7 +76,7 @@ function fromJsonPacket(buf: Buffer): Packet {
 
 export class HybridSerializer extends Serializers.Notepack {
   override serialize(obj: Packet, type: string): Buffer {
-    if (plain(obj)) return jsonPacket(obj);
+    if (withoutBytes(obj)) return jsonPacket(obj);
     const packet: Packet = { ...obj };
     if (packet.data instanceof RawJson) {
       packet.data = packet.data.bytes;
