@@ -8,6 +8,7 @@ import { StoreUnavailableError } from "../errors";
 import {
   DuplicateKeyError,
   type Collection,
+  type DeepReadonly,
   type Filter,
   type FindOptions,
   type IndexSpec,
@@ -89,6 +90,10 @@ class MongoCollection<T extends Doc> implements Collection<T> {
     } catch (err) {
       rethrow(err);
     }
+  }
+
+  readById(id: T["_id"]): Promise<DeepReadonly<T> | null> {
+    return this.findOne({ _id: id }) as Promise<DeepReadonly<T> | null>;
   }
 
   async find(filter: Filter, options: FindOptions = {}): Promise<T[]> {

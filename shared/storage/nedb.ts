@@ -10,6 +10,7 @@ import Datastore from "@seald-io/nedb";
 import {
   DuplicateKeyError,
   type Collection,
+  type DeepReadonly,
   type Filter,
   type FindOptions,
   type IndexSpec,
@@ -20,6 +21,12 @@ import { NedbDataFile } from "./nedb-data-file";
 import { updateIndexesInPlace } from "./nedb-fast-paths";
 
 type Doc = { _id: string | number };
+
+/** The parts of a NeDB datastore `readById` uses (not in its typings). */
+interface NedbInternals<T> {
+  executor: { pushAsync<R>(task: () => Promise<R>): Promise<R> };
+  indexes: { _id: { getMatching(value: unknown): T[] } };
+}
 
 updateIndexesInPlace();
 
@@ -62,6 +69,19 @@ class NedbCollection<T extends Doc> implements Collection<T> {
 
   findOne(filter: Filter): Promise<T | null> {
     return this.durably(this.ds.findOneAsync(filter as never) as Promise<T | null>);
+  }
+
+  /**
+   * The kept document itself, from the `_id` index: no query, no cursor, no copy. It runs in NeDB's
+   * queue like every operation, so it sees every write asked for before it.
+   */
+  readById(id: T["_id"]): Promise<DeepReadonly<T> | null> {
+    const ds = this.ds as unknown as NedbInternals<T>;
+    return this.durably(
+      ds.executor.pushAsync(
+        async () => (ds.indexes._id.getMatching(id)[0] ?? null) as DeepReadonly<T> | null,
+      ),
+    );
   }
 
   find(filter: Filter, options: FindOptions = {}): Promise<T[]> {

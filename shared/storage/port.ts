@@ -12,6 +12,14 @@
  * - A duplicate in `insertMany` writes nothing in NeDB but keeps the earlier documents in MongoDB.
  */
 export type Filter = Record<string, unknown>;
+/** A document as `readById` hands it out: nothing in it may be changed. */
+export type DeepReadonly<T> = T extends Date
+  ? Readonly<Date>
+  : T extends (infer E)[]
+    ? readonly DeepReadonly<E>[]
+    : T extends object
+      ? { readonly [K in keyof T]: DeepReadonly<T[K]> }
+      : T;
 export type Update = Record<string, unknown>;
 export type SortSpec = Record<string, 1 | -1>;
 
@@ -32,6 +40,12 @@ export interface Collection<T extends { _id: string | number }> {
   insertOne(doc: T): Promise<T>;
   insertMany(docs: T[]): Promise<void>;
   findOne(filter: Filter): Promise<T | null>;
+  /**
+   * The document with this `_id`, or null, for reading only: an engine may hand out the object it keeps
+   * (NeDB, without the copy `findOne` makes), so the caller must not change it. Writes never change a
+   * kept document either (they replace it), so what was read stays as it was read.
+   */
+  readById(id: T["_id"]): Promise<DeepReadonly<T> | null>;
   find(filter: Filter, options?: FindOptions): Promise<T[]>;
   count(filter: Filter): Promise<number>;
   /** Applies `update` to the first match; resolves to the number of documents matched (0 or 1). */

@@ -94,6 +94,50 @@ describeEachEngine("Collection contract", (store) => {
     });
   });
 
+  describe("readById", () => {
+    it("when readById names a stored document, then it resolves to it with its Dates as Date", async () => {
+      const c = coll();
+      const at = new Date("2030-01-02T03:04:05.678Z");
+      const doc: Doc = { _id: uid("d"), name: "r", at, members: { u1: { status: "joined", joined_at: at } } };
+      await c.insertOne(doc);
+      const read = await c.readById(doc._id);
+      expect(read).toEqual(doc);
+      expect(read?.members?.u1.joined_at).toBeInstanceOf(Date);
+    });
+
+    it("when readById names no document (or the same id of another type), then it resolves to null", async () => {
+      const c = freshCollection<{ _id: number | string; name: string }>(store());
+      await c.insertOne({ _id: 9, name: "nine" });
+      await expect(c.readById("9")).resolves.toBeNull();
+      await expect(c.readById(8)).resolves.toBeNull();
+      expect((await c.readById(9))?.name).toBe("nine");
+    });
+
+    it("when the document is updated after readById, then what was read keeps the values it was read with", async () => {
+      const c = coll();
+      const at = new Date("2030-01-02T03:04:05.678Z");
+      await c.insertOne({ _id: "k", n: 1, members: { u1: { status: "joined", joined_at: at } } });
+      const before = await c.readById("k");
+      await c.updateOne(
+        { _id: "k" },
+        { $inc: { n: 1 }, $set: { "members.u2": { status: "joined", joined_at: at } } },
+      );
+      expect(before?.n).toBe(1);
+      expect(Object.keys(before?.members ?? {})).toEqual(["u1"]);
+      expect((await c.readById("k"))?.n).toBe(2);
+    });
+
+    it("when an update is asked for and not awaited before readById, then readById sees it", async () => {
+      const c = coll();
+      await c.insertOne({ _id: "o", n: 1 });
+      const update = c.updateOne({ _id: "o" }, { $set: { n: 5 } });
+      const insert = c.insertOne({ _id: "p", n: 7 });
+      const [read, added] = await Promise.all([c.readById("o"), c.readById("p"), update, insert]);
+      expect(read?.n).toBe(5);
+      expect(added?.n).toBe(7);
+    });
+  });
+
   describe("duplicate keys", () => {
     it("when a document is inserted with an _id that exists, then insertOne throws DuplicateKeyError", async () => {
       const c = coll();
