@@ -22,7 +22,7 @@ import { encodeHttpError, FALLBACK_ERROR_JSON, toHttpError } from "./gateway/htt
 import { answerClientError } from "./gateway/client-error";
 import { withinRequest } from "../shared/runtime/request-context";
 import { TokenCache } from "./gateway/token-cache";
-import { ResponseCache } from "./gateway/response-cache";
+import { ResponseCache, type JsonBody } from "./gateway/response-cache";
 import { sendInChunks } from "./gateway/chunked-upload";
 import { readEventMultipart } from "./gateway/multipart";
 import { docsAsset, docsHtml } from "./gateway/docs-page";
@@ -83,6 +83,7 @@ interface GatewayService extends Service {
   readUpload(ctx: Context<unknown, AuthMeta>, req: Req, storeId: string): Promise<Record<string, unknown>>;
   sendJson(res: Res, status: number, body: unknown, headers?: Record<string, string>): void;
   microcacheSlot(req: Req, params: Record<string, unknown>): MicrocacheSlot | null;
+  keepAnswer(req: Req, res: Res, json: JsonBody): void;
 }
 
 const MAX_TOKEN_LENGTH = 8192;
@@ -93,6 +94,7 @@ const apiGatewayMethods = (
     methods: {
       callAction: (...args: unknown[]) => unknown;
       httpHandler: (...args: unknown[]) => Promise<unknown>;
+      sendResponse: (...args: unknown[]) => unknown;
     };
   }
 ).methods;
@@ -101,6 +103,10 @@ const apiGatewayRest = (
   ApiGateway as unknown as { actions: { rest: { handler: (ctx: Context) => Promise<unknown> } } }
 ).actions.rest.handler;
 const apiGatewayHttpHandler = apiGatewayMethods.httpHandler;
+const apiGatewaySendResponse = apiGatewayMethods.sendResponse;
+
+/** What moleculer-web's answer writer reads of the action called. */
+type ActionLike = { responseType?: unknown; responseHeaders?: unknown };
 
 /** The request id of a request: the context's once it exists, else the client's X-Request-ID. */
 function requestIdOf(req: Req): string | undefined {
@@ -129,19 +135,47 @@ interface MicrocacheSlot {
   untilEvent: boolean;
 }
 
-/** Writes an answer already encoded as JSON, headers and body in one go. */
-function writeJson(
-  res: Res,
-  status: number,
-  json: string | Buffer,
-  headers: Record<string, string> = {},
-): void {
+const byteLengthOf = (json: JsonBody): number =>
+  typeof json === "string" || Buffer.isBuffer(json)
+    ? Buffer.byteLength(json)
+    : json.reduce((sum, part) => sum + part.length, 0);
+
+/**
+ * Writes an answer already encoded as JSON, headers and body in one go. Parts are written in turn: Node
+ * corks the socket for a response's writes within a tick, so they still leave in one system call.
+ */
+function writeJson(res: Res, status: number, json: JsonBody, headers: Record<string, string> = {}): void {
   res.writeHead(status, {
     "Content-Type": "application/json; charset=utf-8",
-    "Content-Length": Buffer.byteLength(json),
+    "Content-Length": byteLengthOf(json),
     ...headers,
   });
-  res.end(json);
+  if (typeof json === "string" || Buffer.isBuffer(json)) {
+    res.end(json);
+    return;
+  }
+  for (let i = 0; i < json.length - 1; i++) res.write(json[i]);
+  res.end(json[json.length - 1]);
+}
+
+/**
+ * Whether moleculer-web's answer writer would do no more than write the JSON: a GET's 200 (a HEAD has no
+ * body) for which neither the action nor its call asks for a status, headers or a type of their own.
+ */
+function plainJsonAnswer(req: Req, res: Res, action: ActionLike | undefined): boolean {
+  const meta = (req.$ctx?.meta ?? {}) as Record<string, unknown>;
+  return (
+    !res.headersSent &&
+    res.statusCode === 200 &&
+    req.method === "GET" &&
+    !action?.responseType &&
+    !action?.responseHeaders &&
+    meta.$statusCode === undefined &&
+    meta.$statusMessage === undefined &&
+    meta.$responseType === undefined &&
+    meta.$responseHeaders === undefined &&
+    meta.$location === undefined
+  );
 }
 
 /** After the requests in flight have finished: how long idle and half-done connections get to close. */
@@ -396,6 +430,25 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
     encodeResponse(this: GatewayService, req: Req, res: Res, data: unknown): string | Buffer {
       const json = data instanceof RawJson ? data.bytes : JSON.stringify(data);
       res.setHeader("Content-Length", Buffer.byteLength(json));
+      this.keepAnswer(req, res, json);
+      return json;
+    },
+
+    /**
+     * Overrides moleculer-web's for an answer already JSON (a RawJson) when nothing else is asked of the
+     * answer (status, headers, type): its parts are written as they are, never joined into one buffer.
+     */
+    sendResponse(this: GatewayService, req: Req, res: Res, data: unknown, action?: ActionLike): unknown {
+      if (data instanceof RawJson && plainJsonAnswer(req, res, action)) {
+        this.keepAnswer(req, res, data.parts);
+        writeJson(res, 200, data.parts);
+        return undefined;
+      }
+      return apiGatewaySendResponse.call(this, req, res, data, action);
+    },
+
+    /** A microcached read's 200 is kept for the time its service allows (ctx.meta.$freshUntil). */
+    keepAnswer(this: GatewayService, req: Req, res: Res, json: JsonBody): void {
       const slot = req.$microcache;
       const meta = req.$ctx?.meta as FreshnessMeta | undefined;
       const freshUntil = slot?.untilEvent ? null : meta?.$freshUntil;
@@ -403,7 +456,6 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
         const now = Date.now();
         this.responses.set(slot.tag, slot.key, json, freshUntil ?? Number.POSITIVE_INFINITY, now);
       }
-      return json;
     },
 
     /**

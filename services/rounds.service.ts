@@ -15,7 +15,13 @@ import { getRound, getRoundJson, joinRound, type RoundsDeps } from "./rounds/rou
 import { RoundJson } from "./rounds/round-json";
 import { RawJson, type RawJsonMeta } from "../shared/runtime/raw-json";
 import { renderedUntil } from "./rounds/round-view";
-import { joinedEvent, pendingJoin, RoundsRepository, type RoundDoc } from "./rounds/rounds.repository";
+import {
+  joinedEvent,
+  pendingJoin,
+  RoundsRepository,
+  type RoundDoc,
+  type RoundRead,
+} from "./rounds/rounds.repository";
 import { FullRounds } from "./rounds/full-rounds";
 import { randomUUID } from "node:crypto";
 import { LocalCache } from "../shared/runtime/local-cache";
@@ -41,7 +47,7 @@ interface RoundsService extends Service {
   snapshots: LocalCache<RoundSnapshot>;
   deps(ctx: Context): RoundsDeps;
   joined(ctx: Context, doc: RoundDoc, userId: string): Promise<void>;
-  snapshotOf(ctx: Context, doc: RoundDoc): Promise<RoundSnapshot>;
+  snapshotOf(ctx: Context, doc: RoundRead): Promise<RoundSnapshot>;
 }
 
 const callerId = (ctx: Context<unknown, AuthMeta>): string => {
@@ -73,7 +79,7 @@ const RoundsServiceSchema: ServiceSchema<Record<string, never>, RoundsService> =
           // The gateway writes the bytes as they are: encoded once per round revision, not per read.
           const answer = await getRoundJson(this.deps(ctx), this.json, ctx.params.round_id, callerId(ctx));
           ctx.meta.$freshUntil = answer.freshUntil;
-          return new RawJson(answer.bytes);
+          return new RawJson(...answer.parts);
         }
         const round = await getRound(this.deps(ctx), ctx.params.round_id, callerId(ctx));
         // How long this answer stays right: the gateway may serve it again until then (or a join).
@@ -179,7 +185,7 @@ const RoundsServiceSchema: ServiceSchema<Record<string, never>, RoundsService> =
     },
 
     /** Profiles and item around a round document, cached per (round, revision). */
-    async snapshotOf(this: RoundsService, ctx: Context, doc: RoundDoc): Promise<RoundSnapshot> {
+    async snapshotOf(this: RoundsService, ctx: Context, doc: RoundRead): Promise<RoundSnapshot> {
       const key = snapshotKey(doc._id, doc.rev);
       const local = this.snapshots.get(key);
       if (local) return local;

@@ -5,8 +5,11 @@
  * RESPONSE_CACHE_MS, and entries are grouped by a tag (the round id) so an event that changes the
  * thing (`round.member.joined`) drops every caller's answer at once. Only 200s are kept.
  */
+/** An answer's JSON: text, bytes, or bytes in parts written one after the other. */
+export type JsonBody = string | Buffer | readonly Buffer[];
+
 interface Entry {
-  json: string | Buffer;
+  json: JsonBody;
   expiresAt: number;
 }
 
@@ -23,7 +26,7 @@ export class ResponseCache {
     return this.maxAgeMs > 0 && this.maxEntries > 0;
   }
 
-  get(tag: string, key: string, now: number): string | Buffer | null {
+  get(tag: string, key: string, now: number): JsonBody | null {
     const entry = this.byTag.get(tag)?.get(key);
     if (!entry) return null;
     if (now >= entry.expiresAt) {
@@ -34,7 +37,7 @@ export class ResponseCache {
   }
 
   /** Keeps `json` until `freshUntil` (epoch ms, from the service) or the cap, whichever is first. */
-  set(tag: string, key: string, json: string | Buffer, freshUntil: number, now: number): void {
+  set(tag: string, key: string, json: JsonBody, freshUntil: number, now: number): void {
     if (!this.enabled) return;
     const expiresAt = Math.min(freshUntil, now + this.maxAgeMs);
     if (expiresAt <= now) return;

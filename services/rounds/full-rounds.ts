@@ -4,10 +4,10 @@
  * answers every later join exactly. A stampede's losers are then refused from memory, without reading
  * the round (a copy of the whole document, members and all) or queuing behind the winners' writes.
  */
-import type { RoundDoc } from "./rounds.repository";
+import type { RoundRead } from "./rounds.repository";
 
 export type FullRound = Pick<
-  RoundDoc,
+  RoundRead,
   | "_id"
   | "owner_id"
   | "is_private"
@@ -30,7 +30,7 @@ export class FullRounds {
   }
 
   /** Keeps the round if it is full (a round not full is never kept: it can still change). */
-  remember(doc: RoundDoc): void {
+  remember(doc: RoundRead): void {
     if (doc.members_count < doc.max_members_count || this.rounds.has(doc._id)) return;
     if (this.rounds.size >= this.capacity) {
       const oldest = this.rounds.keys().next().value;

@@ -26,7 +26,7 @@ export class RoundJson {
   private readonly shared = new WeakMap<RoundSnapshot, SharedAnswer>();
 
   /** The answer for this caller now, and until when (epoch ms) it stays exactly right (null: no end). */
-  render(snap: RoundSnapshot, callerId: string, now: Date): { bytes: Buffer; freshUntil: number | null } {
+  render(snap: RoundSnapshot, callerId: string, now: Date): { parts: Buffer[]; freshUntil: number | null } {
     const seconds = secondsToEnd(snap.end_time, now);
     const freshUntil = renderedUntil({
       is_ended: isEndedAt(snap, now),
@@ -34,7 +34,7 @@ export class RoundJson {
       seconds_to_end: seconds,
     });
     if (!seesAlike(snap, callerId)) {
-      return { bytes: Buffer.from(JSON.stringify(renderRound(snap, callerId, now))), freshUntil };
+      return { parts: [Buffer.from(JSON.stringify(renderRound(snap, callerId, now)))], freshUntil };
     }
     const t = now.getTime();
     let answer = this.shared.get(snap);
@@ -42,7 +42,8 @@ export class RoundJson {
       answer = sharedAnswer(snap, callerId, now);
       this.shared.set(snap, answer);
     }
-    return { bytes: Buffer.concat([answer.head, Buffer.from(`${seconds}}`)]), freshUntil };
+    // Head and tail stay two buffers: joining them would copy the whole answer into a new buffer per read.
+    return { parts: [answer.head, Buffer.from(`${seconds}}`)], freshUntil };
   }
 }
 

@@ -5,7 +5,7 @@
  */
 import type { ItemInfo } from "../../shared/contracts/stores";
 import type { UserProfile } from "../../shared/contracts/users";
-import type { RoundDoc } from "./rounds.repository";
+import type { RoundDoc, RoundRead } from "./rounds.repository";
 
 export interface SnapshotMember {
   user_id: string;
@@ -42,7 +42,7 @@ export interface RoundSnapshot {
 const iso = (d: Date | null): string | null => (d ? new Date(d).toISOString() : null);
 
 export function buildSnapshot(
-  doc: RoundDoc,
+  doc: RoundRead,
   profiles: Record<string, UserProfile>,
   item: ItemInfo,
 ): RoundSnapshot {
@@ -70,7 +70,7 @@ export function buildSnapshot(
     favorites: Object.keys(doc.favorites ?? {}),
     question: doc.question,
     certificate: doc.certificate,
-    locations: doc.locations,
+    locations: [...doc.locations],
     owner: profiles[doc.owner_id] ?? null,
     profiles,
     item,
@@ -78,7 +78,7 @@ export function buildSnapshot(
 }
 
 /** Ids whose profiles a snapshot needs: the owner and every member. */
-export const profileIdsOf = (doc: RoundDoc): string[] => [
+export const profileIdsOf = (doc: RoundRead): string[] => [
   ...new Set([doc.owner_id, ...Object.keys(doc.members ?? {})]),
 ];
 

@@ -10,7 +10,7 @@ import { ConflictError, NotFoundError, RequestValidationError } from "../../shar
 import { checkAttributes } from "./join-rules";
 import { isMember, type RoundSnapshot } from "./round-snapshot";
 import { isEndedAt, renderRound } from "./round-view";
-import type { RoundDoc, RoundsRepository } from "./rounds.repository";
+import type { RoundDoc, RoundRead, RoundsRepository } from "./rounds.repository";
 import type { FullRound, FullRounds } from "./full-rounds";
 import type { RoundJson } from "./round-json";
 import type { TraceContext } from "../../shared/tracing/propagation";
@@ -20,7 +20,7 @@ export interface RoundsDeps {
   /** Rounds seen full: they refuse newcomers without being read again. */
   fullRounds: Pick<FullRounds, "get" | "remember">;
   /** The snapshot of the round at the document's revision (from the cache when present). */
-  snapshotOf(doc: RoundDoc): Promise<RoundSnapshot>;
+  snapshotOf(doc: RoundRead): Promise<RoundSnapshot>;
   /** Drops the round's cached snapshot of the revision a change has just replaced. */
   invalidate(roundId: string, replacedRev: number): Promise<void>;
   areFriends(a: string, b: string): Promise<boolean>;
@@ -44,14 +44,14 @@ const roundNotFound = () => new NotFoundError("Round not found");
  */
 async function canSee(
   deps: RoundsDeps,
-  doc: Pick<RoundDoc, "is_private" | "owner_id" | "members">,
+  doc: Pick<RoundRead, "is_private" | "owner_id" | "members">,
   userId: string,
 ): Promise<boolean> {
   if (!doc.is_private || doc.owner_id === userId || doc.members?.[userId]) return true;
   return deps.areFriends(doc.owner_id, userId);
 }
 
-async function visibleRound(deps: RoundsDeps, roundId: string, userId: string): Promise<RoundDoc> {
+async function visibleRound(deps: RoundsDeps, roundId: string, userId: string): Promise<RoundRead> {
   const doc = await deps.repo.findById(roundId);
   if (!doc || !(await canSee(deps, doc, userId))) throw roundNotFound();
   deps.fullRounds.remember(doc);
@@ -69,13 +69,13 @@ export async function getRoundJson(
   json: RoundJson,
   roundId: string,
   userId: string,
-): Promise<{ bytes: Buffer; freshUntil: number | null }> {
+): Promise<{ parts: Buffer[]; freshUntil: number | null }> {
   const doc = await visibleRound(deps, roundId, userId);
   return json.render(await deps.snapshotOf(doc), userId, deps.now());
 }
 
 /** Why a conditional join would not apply, read from the round as it is now. */
-function refusal(doc: FullRound | RoundDoc, now: Date): ConflictError | null {
+function refusal(doc: FullRound | RoundRead, now: Date): ConflictError | null {
   if (
     isEndedAt(
       { is_ended: doc.is_ended, end_time: doc.end_time ? new Date(doc.end_time).toISOString() : null },
@@ -116,8 +116,8 @@ export async function joinRound(
     const checked = checkAttributes(snap.item.attribute_values, attributes);
     if (!checked.ok) throw new RequestValidationError(checked.issues);
     const outcome = await addMember(deps, doc, userId, checked.ids);
+    if (outcome.added) await deps.joined(outcome.doc, userId);
     doc = outcome.doc;
-    if (outcome.added) await deps.joined(doc, userId);
   }
   const snap = await deps.snapshotOf(doc);
   if (!isMember(snap, userId)) throw new ConflictError("Round is busy, try again");
@@ -130,10 +130,10 @@ export async function joinRound(
  */
 async function addMember(
   deps: RoundsDeps,
-  doc: RoundDoc,
+  doc: RoundRead,
   userId: string,
   attributes: number[],
-): Promise<{ doc: RoundDoc; added: boolean }> {
+): Promise<{ doc: RoundDoc; added: true } | { doc: RoundRead; added: false }> {
   let current = doc;
   for (let attempt = 0; attempt < 5; attempt++) {
     const now = deps.now();

@@ -4,7 +4,7 @@
  * update: active, not ended, not full, not yet a member → add the member and count it.
  */
 import { randomBytes, randomUUID } from "node:crypto";
-import { DuplicateKeyError, type Collection, type Store } from "../../shared/storage";
+import { DuplicateKeyError, type Collection, type DeepReadonly, type Store } from "../../shared/storage";
 import {
   DocumentOutbox,
   outboxEntry,
@@ -24,6 +24,9 @@ export interface MemberEntry {
 }
 
 /** A round, with the joins it still has to announce in its outbox (written by the join itself). */
+/** A round as read on the hot path: the store's own object, not to be changed (Collection.readById). */
+export type RoundRead = DeepReadonly<RoundDoc>;
+
 export interface RoundDoc extends OutboxFields {
   _id: string;
   uniq_id: string;
@@ -101,8 +104,9 @@ export class RoundsRepository {
     await this.outbox.init();
   }
 
-  findById(id: string): Promise<RoundDoc | null> {
-    return this.rounds.findOne({ _id: id });
+  /** The round as stored, for reading only (see Collection.readById): read on every request, so not copied. */
+  findById(id: string): Promise<RoundRead | null> {
+    return this.rounds.readById(id);
   }
 
   async create(input: CreateRoundParams, currency: string, now: Date): Promise<RoundDoc> {

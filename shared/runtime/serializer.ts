@@ -55,14 +55,18 @@ function jsonPacket(obj: Packet): Buffer {
     out.write(text, 1, "utf8");
     return out;
   }
-  const raw = obj.data.bytes;
+  const raw = obj.data;
   const text = JSON.stringify({ ...obj, data: undefined });
   const length = Buffer.byteLength(text);
-  const out = Buffer.allocUnsafe(5 + length + raw.length);
+  const out = Buffer.allocUnsafe(5 + length + raw.byteLength);
   out[0] = JSON_THEN_RAW;
   out.writeUInt32BE(length, 1);
   out.write(text, 5, "utf8");
-  out.set(raw, 5 + length);
+  let offset = 5 + length;
+  for (const part of raw.parts) {
+    out.set(part, offset);
+    offset += part.length;
+  }
   return out;
 }
 

@@ -103,6 +103,20 @@ describe("GET /rounds/{round_id}", () => {
     expect(phoneOf(stranger)).toBe("+7******0002");
   });
 
+  it("when each caller reads a round twice (the second from the gateway's cache), then each answer is whole JSON of its Content-Length", async () => {
+    const { alice, bob, carol } = sys.manifest.users;
+    for (const user of [alice, bob, carol]) {
+      for (const res of [
+        await get(sys.manifest.rounds.open, user.access_token),
+        await get(sys.manifest.rounds.open, user.access_token),
+      ]) {
+        expect(res.status).toBe(200);
+        expect(Number(res.headers.get("content-length"))).toBe(Buffer.byteLength(res.text));
+        expect(check(Round, res.body)).toBe(true);
+      }
+    }
+  });
+
   it("when read twice a second apart, then seconds_to_end counts down although the round is cached", async () => {
     const token = sys.manifest.users.alice.access_token;
     const first = await get(sys.manifest.rounds.open, token);

@@ -3,7 +3,7 @@ import { RoundJson, seesAlike } from "../../services/rounds/round-json";
 import { renderRound } from "../../services/rounds/round-view";
 import { ALICE, BOB, IN_AN_HOUR, makeSnapshot, membersOf, NOW, OWNER, STRANGER } from "./fixtures";
 
-const parse = (bytes: Buffer): unknown => JSON.parse(bytes.toString("utf8"));
+const parse = (parts: Buffer[]): unknown => JSON.parse(Buffer.concat(parts).toString("utf8"));
 const at = (ms: number) => new Date(NOW.getTime() + ms);
 
 describe("RoundJson", () => {
@@ -21,7 +21,7 @@ describe("RoundJson", () => {
         fc.integer({ min: -5_000, max: 2 * 3600_000 }),
         (caller, offset) => {
           const now = at(offset);
-          expect(parse(json.render(snap, caller, now).bytes)).toEqual(renderRound(snap, caller, now));
+          expect(parse(json.render(snap, caller, now).parts)).toEqual(renderRound(snap, caller, now));
         },
       ),
       { numRuns: 500, seed: 20260101 },
@@ -31,8 +31,8 @@ describe("RoundJson", () => {
   it("when strangers read one after another, then the round is encoded once and only the seconds move", () => {
     const snap = makeSnapshot();
     const json = new RoundJson();
-    const a = json.render(snap, STRANGER, NOW).bytes;
-    const b = json.render(snap, "another-stranger", at(1_500)).bytes;
+    const a = json.render(snap, STRANGER, NOW).parts;
+    const b = json.render(snap, "another-stranger", at(1_500)).parts;
     expect(parse(a)).toMatchObject({ seconds_to_end: 3600 });
     expect(parse(b)).toMatchObject({ seconds_to_end: 3598 });
     expect(parse(b)).toEqual(renderRound(snap, "another-stranger", at(1_500)));
@@ -41,9 +41,9 @@ describe("RoundJson", () => {
   it("when the end time passes, then the shared answer is built again with the round ended", () => {
     const snap = makeSnapshot();
     const json = new RoundJson();
-    expect(parse(json.render(snap, STRANGER, NOW).bytes)).toMatchObject({ status: "open", is_ended: false });
+    expect(parse(json.render(snap, STRANGER, NOW).parts)).toMatchObject({ status: "open", is_ended: false });
     const after = new Date(IN_AN_HOUR.getTime() + 1);
-    expect(parse(json.render(snap, STRANGER, after).bytes)).toMatchObject({
+    expect(parse(json.render(snap, STRANGER, after).parts)).toMatchObject({
       status: "ended",
       is_ended: true,
       seconds_to_end: 0,
@@ -61,8 +61,8 @@ describe("RoundJson", () => {
     const json = new RoundJson();
     const before = makeSnapshot({ members: membersOf(ALICE), members_count: 1, rev: 1 });
     const after = makeSnapshot({ members: membersOf(ALICE, BOB), members_count: 2, rev: 2 });
-    expect(parse(json.render(before, STRANGER, NOW).bytes)).toMatchObject({ members_count: 1 });
-    expect(parse(json.render(after, STRANGER, NOW).bytes)).toMatchObject({ members_count: 2 });
+    expect(parse(json.render(before, STRANGER, NOW).parts)).toMatchObject({ members_count: 1 });
+    expect(parse(json.render(after, STRANGER, NOW).parts)).toMatchObject({ members_count: 2 });
   });
 });
 

@@ -75,6 +75,15 @@ describe("HybridSerializer", () => {
 });
 
 describe("HybridSerializer and RawJson", () => {
+  it("when an answer comes in parts, then they arrive as the one answer they make, in order", () => {
+    const head = Buffer.from('{"id":"r1","seconds_to_end":');
+    const packet = { id: "c2", success: true, data: new RawJson(head, Buffer.from("42}")), meta: {} };
+    const out = roundTrip(packet, "RES");
+    expect(out.data).toBeInstanceOf(RawJson);
+    expect((out.data as RawJson).parts).toHaveLength(1);
+    expect((out.data as RawJson).toJSON()).toEqual({ id: "r1", seconds_to_end: 42 });
+  });
+
   it("when an answer is already JSON bytes, then they travel as bytes and arrive as a RawJson", () => {
     const bytes = Buffer.from(JSON.stringify({ id: "r1", name: "Раунд", list: [1, 2] }));
     const packet = { id: "c1", success: true, data: new RawJson(bytes), meta: {} };
