@@ -3,7 +3,9 @@
  * each one the channel took; an entry whose publication failed stays where it is for the next run. Runs
  * happen at start, on every `sweepMs` tick (entries left by a failure, a crash, or another instance of
  * the service), and when a change asks for one (`deliver`, which first tries its own entry directly, so
- * a healthy system publishes a fact within the request that recorded it).
+ * a healthy system publishes a fact within the request that recorded it). The request waits for the
+ * publication only: removing the entry from its document follows on its own, since a fact published
+ * twice (a crash before the removal) is dropped by the channel and ignored by its consumers.
  */
 import type { OutboxEntry, OutboxSource, PendingEntry } from "./index";
 
@@ -28,6 +30,8 @@ export class OutboxRelay {
   private stopped = false;
   /** Failures since the last success, so a channel that is down is reported once, not every sweep. */
   private failing = 0;
+  /** Removals of delivered entries still under way; `stop` waits for them. */
+  private readonly removals = new Set<Promise<void>>();
 
   constructor(
     private readonly source: OutboxSource,
@@ -46,8 +50,11 @@ export class OutboxRelay {
   }
 
   /**
-   * Publishes one entry just recorded, then acknowledges it. Never throws: an entry the channel did not
-   * take in time stays in the outbox and the sweep publishes it (the change it announces is stored).
+   * Publishes one entry just recorded and resolves once the channel took it; its removal from the outbox
+   * goes on without the caller. Under a stampede on one document that removal queues behind every other
+   * write of the document (a tenth of a second for a hundred joins to one round), which the request need
+   * not wait for. Never throws: an entry the channel did not take in time stays in the outbox and the
+   * sweep publishes it (the change it announces is stored).
    */
   async deliver(p: PendingEntry): Promise<void> {
     if (this.stopped) return;
@@ -59,12 +66,24 @@ export class OutboxRelay {
       );
     });
     try {
-      await Promise.race([this.publishOne(p), timeout]);
+      await Promise.race([this.publish(p.entry), timeout]);
+      this.failing = 0;
     } catch (err) {
       this.reportFailure(p.entry, err);
+      return;
     } finally {
       clearTimeout(timer);
     }
+    const removal = this.source
+      .acknowledge(p)
+      .catch((err: unknown) =>
+        this.warn(
+          `${p.entry.channel} ${p.entry.id} published but still in the outbox; published again later`,
+          err,
+        ),
+      )
+      .finally(() => this.removals.delete(removal));
+    this.removals.add(removal);
   }
 
   /** One run at a time; a run asked for while one is going joins it. */
@@ -76,11 +95,15 @@ export class OutboxRelay {
     return this.running;
   }
 
-  /** No new runs; waits for the one in progress (its entries are published or left in the outbox). */
+  /**
+   * No new runs; waits for the one in progress (its entries are published or left in the outbox) and for
+   * the removals of delivered entries, so the store is not closed under them.
+   */
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearInterval(this.timer);
     await this.running;
+    await Promise.all([...this.removals]);
   }
 
   private async drain(): Promise<void> {

@@ -82,6 +82,50 @@ describe("OutboxRelay", () => {
     expect(source.left).toHaveLength(1);
   });
 
+  it("when deliver's entry is taken, then it resolves without waiting for the removal, and stop waits for the removal", async () => {
+    const left = [pending("a")];
+    let removed!: () => void;
+    const source: OutboxSource = {
+      pending: async () => left,
+      acknowledge: () =>
+        new Promise<void>((resolve) => {
+          removed = () => {
+            left.length = 0;
+            resolve();
+          };
+        }),
+    };
+    const published: string[] = [];
+    const relay = new OutboxRelay(source, async (e) => void published.push(e.id), jest.fn());
+    await relay.deliver(left[0]);
+    expect(published).toEqual([pending("a").entry.id]);
+    expect(left).toHaveLength(1);
+    let stopped = false;
+    const stopping = relay.stop().then(() => (stopped = true));
+    await new Promise((r) => setImmediate(r));
+    expect(stopped).toBe(false);
+    removed();
+    await stopping;
+    expect(left).toEqual([]);
+  });
+
+  it("when a delivered entry's removal fails, then deliver still resolves, a warning names it, and the entry stays for the sweep", async () => {
+    const entries = [pending("a")];
+    const source: OutboxSource = {
+      pending: async () => entries,
+      acknowledge: async () => {
+        throw new Error("store down");
+      },
+    };
+    const warn = jest.fn();
+    const publish = jest.fn(async () => undefined);
+    const relay = new OutboxRelay(source, publish, warn);
+    await relay.deliver(entries[0]);
+    await relay.stop();
+    expect(warn).toHaveBeenCalledWith(expect.stringContaining(pending("a").entry.id), expect.any(Error));
+    expect(entries).toHaveLength(1);
+  });
+
   it("when started, then it publishes what an earlier process left, and keeps sweeping until stopped", async () => {
     jest.useFakeTimers();
     try {
