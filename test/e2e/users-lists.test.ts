@@ -60,6 +60,8 @@ describe("GET /users/friends", () => {
     await call(sys.broker, "users.addFriends", { a: x.id, b: y.id });
     expect((await friends(x.access_token)).body.map((f: any) => f.id)).toEqual([y.id]);
     await call(sys.broker, "users.remove", { id: y.id });
+    // The gateways hear of the removal as an event: at once in one process, across processes on arrival.
+    await sys.settle();
     expect((await friends(x.access_token)).body).toEqual([]);
   });
 
