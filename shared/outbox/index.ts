@@ -82,6 +82,11 @@ export interface OutboxSource {
 }
 
 export class DocumentOutbox<T extends { _id: string | number } & OutboxFields> implements OutboxSource {
+  /** Removals asked for and not yet written, by document. */
+  private readonly batches = new Map<string | number, AckBatch>();
+  /** Documents whose removal write is under way; their next batch is flushed when it ends. */
+  private readonly flushing = new Set<string | number>();
+
   constructor(private readonly docs: Collection<T>) {}
 
   /**
@@ -101,8 +106,59 @@ export class DocumentOutbox<T extends { _id: string | number } & OutboxFields> i
       .sort((a, b) => new Date(a.entry.recorded_at).getTime() - new Date(b.entry.recorded_at).getTime());
   }
 
-  async acknowledge({ docId, entry }: PendingEntry): Promise<void> {
-    const field = `outbox.${entry.id}`;
+  /**
+   * Removals asked for in one turn of the event loop go out as one write per document (a stampede of
+   * joins acknowledges a hundred entries of one round: one write instead of a hundred, each of which
+   * rewrote the whole round). A document's next batch waits for the write of the one before.
+   */
+  acknowledge(p: PendingEntry): Promise<void> {
+    let batch = this.batches.get(p.docId);
+    if (!batch) {
+      batch = { ids: new Set(), waiters: [] };
+      this.batches.set(p.docId, batch);
+      if (!this.flushing.has(p.docId)) setImmediate(() => void this.flush(p.docId));
+    }
+    batch.ids.add(p.entry.id);
+    return new Promise((resolve, reject) => batch.waiters.push({ resolve, reject }));
+  }
+
+  private async flush(docId: string | number): Promise<void> {
+    const batch = this.batches.get(docId);
+    if (!batch) return;
+    this.batches.delete(docId);
+    this.flushing.add(docId);
+    try {
+      await this.remove(docId, [...batch.ids]);
+      for (const w of batch.waiters) w.resolve();
+    } catch (err) {
+      for (const w of batch.waiters) w.reject(err);
+    } finally {
+      this.flushing.delete(docId);
+      if (this.batches.has(docId)) setImmediate(() => void this.flush(docId));
+    }
+  }
+
+  /** Removes the entries; a second removal (two relays) changes nothing. */
+  private async remove(docId: string | number, ids: string[]): Promise<void> {
+    const unset = Object.fromEntries(ids.map((id) => [`outbox.${id}`, true]));
+    const present = Object.fromEntries(ids.map((id) => [`outbox.${id}`, { $exists: true }]));
+    // All of them there: they go in one write, with the count if they were the last.
+    const wereLast = await this.docs.updateOne(
+      { _id: docId, ...present, outbox_size: ids.length },
+      { $unset: { ...unset, outbox_size: true } },
+    );
+    if (wereLast > 0) return;
+    const wereThere = await this.docs.updateOne(
+      { _id: docId, ...present },
+      { $unset: unset, $inc: { outbox_size: -ids.length } },
+    );
+    if (wereThere > 0) return;
+    // Some were already removed (another relay): one by one, each only if still there.
+    for (const id of ids) await this.removeOne(docId, id);
+  }
+
+  private async removeOne(docId: string | number, id: string): Promise<void> {
+    const field = `outbox.${id}`;
     // The last entry takes the count with it (one write); otherwise the count goes down by one.
     const wasLast = await this.docs.updateOne(
       { _id: docId, [field]: { $exists: true }, outbox_size: 1 },
@@ -114,6 +170,12 @@ export class DocumentOutbox<T extends { _id: string | number } & OutboxFields> i
       { $unset: { [field]: true }, $inc: { outbox_size: -1 } },
     );
   }
+}
+
+/** Entries of one document to remove in one write, and who waits for it. */
+interface AckBatch {
+  ids: Set<string>;
+  waiters: { resolve: () => void; reject: (err: unknown) => void }[];
 }
 
 export { OutboxRelay, type RelayOptions, type Publish } from "./relay";

@@ -230,6 +230,38 @@ describeEachEngine("RoundsRepository", (store) => {
     expect(after?.outbox).toEqual({});
   });
 
+  it("when several joins' announcements are acknowledged at once, then they all leave and the count goes with them", async () => {
+    const round = await repo.create(roundInput({ end_time: null }), "RUB", now());
+    let doc = round;
+    for (const u of ["u1", "u2", "u3", "u4"]) doc = (await repo.addMember(doc, u, [], now()))!;
+    expect(doc.outbox_size).toBe(4);
+    // Three together (one write), then the last: the count follows, then goes.
+    await Promise.all(["u1", "u2", "u3"].map((u) => repo.outbox.acknowledge(pendingJoin(doc, u)!)));
+    const three = await repo.findById(round._id);
+    expect(three?.outbox_size).toBe(1);
+    expect(Object.keys(three?.outbox ?? {})).toEqual([pendingJoin(doc, "u4")!.entry.id]);
+    expect(three?.rev).toBe(doc.rev);
+    await repo.outbox.acknowledge(pendingJoin(doc, "u4")!);
+    const after = await repo.findById(round._id);
+    expect(after?.outbox_size).toBeUndefined();
+    expect(after?.outbox).toEqual({});
+  });
+
+  it("when a batch of acknowledgements holds one already removed (another relay), then the rest still leave and the count stays right", async () => {
+    const round = await repo.create(roundInput({ end_time: null }), "RUB", now());
+    let doc = round;
+    for (const u of ["u1", "u2", "u3"]) doc = (await repo.addMember(doc, u, [], now()))!;
+    await repo.outbox.acknowledge(pendingJoin(doc, "u1")!);
+    await Promise.all(["u1", "u2"].map((u) => repo.outbox.acknowledge(pendingJoin(doc, u)!)));
+    const left = await repo.findById(round._id);
+    expect(left?.outbox_size).toBe(1);
+    expect(Object.keys(left?.outbox ?? {})).toEqual([pendingJoin(doc, "u3")!.entry.id]);
+    await Promise.all(["u2", "u3"].map((u) => repo.outbox.acknowledge(pendingJoin(doc, u)!)));
+    const after = await repo.findById(round._id);
+    expect(after?.outbox_size).toBeUndefined();
+    expect(after?.outbox).toEqual({});
+  });
+
   it("when a join's announcement is acknowledged, then it leaves the outbox without a new revision, once", async () => {
     const round = await repo.create(roundInput({ end_time: null }), "RUB", now());
     const joined = await repo.addMember(round, "u", [], now());

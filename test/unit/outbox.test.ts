@@ -195,3 +195,61 @@ describe("DocumentOutbox with the embedded channel", () => {
     }
   });
 });
+
+describe("DocumentOutbox removals", () => {
+  interface Doc extends OutboxFields {
+    _id: string;
+  }
+
+  it("when entries of one document are acknowledged in one turn, then one write removes them all", async () => {
+    const store = new NedbStore(null);
+    try {
+      const docs = store.collection<Doc>("docs");
+      const outbox = new DocumentOutbox(docs);
+      const entries = ["a", "b", "c"].map((k) => outboxEntry("c", `r1:${k}`, { k }, NOW));
+      const other = outboxEntry("c", "r2:a", { k: "a" }, NOW);
+      await docs.insertOne({ _id: "r1", ...outboxOnInsert(entries) });
+      await docs.insertOne({ _id: "r2", ...outboxOnInsert([other]) });
+      const writes = jest.spyOn(docs, "updateOne");
+      await Promise.all([
+        ...entries.map((entry) => outbox.acknowledge({ docId: "r1", entry })),
+        outbox.acknowledge({ docId: "r2", entry: other }),
+      ]);
+      expect(writes).toHaveBeenCalledTimes(2); // one per document
+      expect(await docs.find({}, { sort: { _id: 1 } })).toEqual([
+        { _id: "r1", outbox: {} },
+        { _id: "r2", outbox: {} },
+      ]);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it("when a document's removal is being written, then removals asked for meanwhile wait for it and go in the next write", async () => {
+    const store = new NedbStore(null);
+    try {
+      const docs = store.collection<Doc>("docs");
+      const outbox = new DocumentOutbox(docs);
+      const [a, b, c] = ["a", "b", "c"].map((k) => outboxEntry("c", `r1:${k}`, { k }, NOW));
+      await docs.insertOne({ _id: "r1", ...outboxOnInsert([a, b, c]) });
+      const writes = jest.spyOn(docs, "updateOne");
+      const first = outbox.acknowledge({ docId: "r1", entry: a });
+      await new Promise((r) => setImmediate(r)); // the first write is under way
+      await Promise.all([
+        first,
+        outbox.acknowledge({ docId: "r1", entry: b }),
+        outbox.acknowledge({ docId: "r1", entry: c }),
+      ]);
+      // a alone (tried as the last entry, then as one of several), then b and c together (the last two).
+      const removed = writes.mock.calls.map(([, update]) =>
+        Object.keys((update as { $unset: object }).$unset)
+          .filter((k) => k.startsWith("outbox."))
+          .map((k) => k.slice("outbox.".length)),
+      );
+      expect(removed).toEqual([[a.id], [a.id], [b.id, c.id]]);
+      expect(await docs.findOne({ _id: "r1" })).toEqual({ _id: "r1", outbox: {} });
+    } finally {
+      await store.close();
+    }
+  });
+});
