@@ -148,6 +148,9 @@ async function addMember(
         .catch((err) => deps.warn("Could not clean the round's cache", err));
       return { doc: updated, added: true };
     }
+    // Filled meanwhile by joins this process answered (a stampede's first wave): refused without a read.
+    const full = deps.fullRounds.get(current._id);
+    if (full && !full.members[userId]) throw refusal(full, deps.now()) ?? new ConflictError("Round is full");
     const reread = await deps.repo.findById(current._id);
     if (!reread) throw roundNotFound();
     deps.fullRounds.remember(reread);

@@ -244,6 +244,21 @@ describe("joinRound", () => {
     expect(deps.invalidate).not.toHaveBeenCalled();
   });
 
+  it("when the conditional update fails after this process saw the round fill up, then it is 409 without a second read", async () => {
+    const { deps, repo, state } = fakeDeps(makeRoundDoc({ members_count: 2, max_members_count: 3 }));
+    repo.addMember.mockImplementationOnce(async () => {
+      // Another request of this process took the last seat first, and saw the round full.
+      state.doc = { ...state.doc, members_count: 3, rev: state.doc.rev + 1 };
+      deps.fullRounds.remember(state.doc);
+      return null;
+    });
+    const err = await joinRound(deps, "round-1", BOB, [101]).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ConflictError);
+    expect(err).toMatchObject({ code: 409, message: "Round is full" });
+    expect(repo.findById).toHaveBeenCalledTimes(1);
+    expect(deps.joined).not.toHaveBeenCalled();
+  });
+
   it("when the round changed but still has a seat, then the join is retried and succeeds once", async () => {
     const { deps, repo, state } = fakeDeps(makeRoundDoc());
     repo.addMember.mockImplementationOnce(async () => {
