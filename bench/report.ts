@@ -77,6 +77,21 @@ export function httpRows(results: TopologyOutcome[]): Row[] {
 const none = { conns: "–", "req/s": "–", "p50 ms": "–", "p99 ms": "–", errors: "–" };
 const noBaseline = { "baseline req/s": "–", "baseline p99 ms": "–", "vs baseline": "–" };
 
+/** An upload row's notes: medians of its samples, then every sample. */
+function uploadSummary(r: Row): string {
+  const of = r.samples && Number(r.samples) > 1 ? `medians of ${r.samples} uploads: ` : "";
+  const stores =
+    r.stores_peak_growth_mb === "(same process)" ? "(same process)" : `${r.stores_peak_growth_mb} MB`;
+  const each = [
+    r.gateway_peak_growth_samples_mb ? `gateway ${r.gateway_peak_growth_samples_mb}` : "",
+    r.stores_peak_growth_samples_mb && r.stores_peak_growth_samples_mb !== "(same process)"
+      ? `stores ${r.stores_peak_growth_samples_mb}`
+      : "",
+  ].filter(Boolean);
+  const samples = of && each.length > 0 ? ` (each upload, MB: ${each.join("; ")})` : "";
+  return `${of}${r.seconds} s, status ${r.status}, peak RSS growth gateway ${r.gateway_peak_growth_mb} MB, stores ${stores}${samples}`;
+}
+
 /** Cases 6 and 7 in the same table: their own measures go to the notes. */
 export function uploadRows(rows: Row[]): Row[] {
   return rows.map((r) => {
@@ -88,10 +103,7 @@ export function uploadRows(rows: Row[]): Row[] {
       ...noBaseline,
       target: String(r.target ?? "–"),
       met: growth.length > 0 && growth.every((g) => g <= 32) ? "yes" : "no",
-      notes:
-        r.seconds === undefined
-          ? String(r.status)
-          : `${r.seconds} s, status ${r.status}, peak RSS growth gateway ${r.gateway_peak_growth_mb} MB, stores ${r.stores_peak_growth_mb}${r.stores_peak_growth_mb === "(same process)" ? "" : " MB"}`,
+      notes: r.seconds === undefined ? String(r.status) : `${uploadSummary(r)}`,
     };
   });
 }
