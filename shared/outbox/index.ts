@@ -154,21 +154,7 @@ export class DocumentOutbox<T extends { _id: string | number } & OutboxFields> i
     );
     if (wereThere > 0) return;
     // Some were already removed (another relay): one by one, each only if still there.
-    for (const id of ids) await this.removeOne(docId, id);
-  }
-
-  private async removeOne(docId: string | number, id: string): Promise<void> {
-    const field = `outbox.${id}`;
-    // The last entry takes the count with it (one write); otherwise the count goes down by one.
-    const wasLast = await this.docs.updateOne(
-      { _id: docId, [field]: { $exists: true }, outbox_size: 1 },
-      { $unset: { [field]: true, outbox_size: true } },
-    );
-    if (wasLast > 0) return;
-    await this.docs.updateOne(
-      { _id: docId, [field]: { $exists: true } },
-      { $unset: { [field]: true }, $inc: { outbox_size: -1 } },
-    );
+    if (ids.length > 1) for (const id of ids) await this.remove(docId, [id]);
   }
 }
 
