@@ -89,6 +89,10 @@ function refusal(doc: FullRound | RoundRead, now: Date): ConflictError | null {
   return null;
 }
 
+/** Why a round seen full refuses a newcomer (ended or inactive first, as a read of it would say). */
+const refusalOfFull = (full: FullRound, now: Date): ConflictError =>
+  refusal(full, now) ?? new ConflictError("Round is full");
+
 /**
  * Joins atomically and idempotently: a member joining again gets the round back unchanged and no event;
  * the seat count can never pass max_members_count because the membership and the count change in one
@@ -105,7 +109,7 @@ export async function joinRound(
   if (full && !full.members[userId]) {
     // Known full, and a full round stays full: refused without reading it (visibility first, as below).
     if (!(await canSee(deps, full, userId))) throw roundNotFound();
-    throw refusal(full, deps.now()) ?? new ConflictError("Round is full");
+    throw refusalOfFull(full, deps.now());
   }
   let doc = await visibleRound(deps, roundId, userId);
   if (!doc.members?.[userId]) {
@@ -150,7 +154,7 @@ async function addMember(
     }
     // Filled meanwhile by joins this process answered (a stampede's first wave): refused without a read.
     const full = deps.fullRounds.get(current._id);
-    if (full && !full.members[userId]) throw refusal(full, deps.now()) ?? new ConflictError("Round is full");
+    if (full && !full.members[userId]) throw refusalOfFull(full, deps.now());
     const reread = await deps.repo.findById(current._id);
     if (!reread) throw roundNotFound();
     deps.fullRounds.remember(reread);

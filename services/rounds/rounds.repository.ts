@@ -23,10 +23,10 @@ export interface MemberEntry {
   attributes: number[];
 }
 
-/** A round, with the joins it still has to announce in its outbox (written by the join itself). */
 /** A round as read on the hot path: the store's own object, not to be changed (Collection.readById). */
 export type RoundRead = DeepReadonly<RoundDoc>;
 
+/** A round, with the joins it still has to announce in its outbox (written by the join itself). */
 export interface RoundDoc extends OutboxFields {
   _id: string;
   uniq_id: string;
