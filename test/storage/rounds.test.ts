@@ -3,7 +3,7 @@
  * as a raw findOneAndUpdate and through RoundsRepository.addMember, and that its conditions refuse.
  */
 import type { CreateRoundParams } from "../../shared/contracts/rounds";
-import { pendingJoin, RoundsRepository } from "../../services/rounds/rounds.repository";
+import { pendingJoin, RoundsRepository, type RoundDoc } from "../../services/rounds/rounds.repository";
 import { describeEachEngine, freshCollection, uid } from "./engines";
 
 const SEATS = 5;
@@ -88,6 +88,29 @@ describeEachEngine("RoundsRepository", (store) => {
     repo = new RoundsRepository(store());
     await repo.init();
   });
+
+  /** A round joined by these users in turn, each join's announcement in its outbox. */
+  async function roundJoinedBy(users: string[]): Promise<RoundDoc> {
+    let doc = await repo.create(roundInput({ end_time: null }), "RUB", now());
+    for (const u of users) doc = (await repo.addMember(doc, u, [], now()))!;
+    return doc;
+  }
+
+  /** Acknowledges these users' announcements all at once (one turn of the event loop). */
+  const acknowledgeJoins = (doc: RoundDoc, users: string[]) =>
+    Promise.all(users.map((u) => repo.outbox.acknowledge(pendingJoin(doc, u)!)));
+
+  /** The stored round's outbox holds exactly these users' announcements; none: the count is gone too. */
+  async function expectAnnouncementsOf(doc: RoundDoc, users: string[]): Promise<void> {
+    const stored = await repo.findById(doc._id);
+    if (users.length === 0) {
+      expect(stored?.outbox_size).toBeUndefined();
+      expect(stored?.outbox).toEqual({});
+      return;
+    }
+    expect(stored?.outbox_size).toBe(users.length);
+    expect(Object.keys(stored?.outbox ?? {})).toEqual(users.map((u) => pendingJoin(doc, u)!.entry.id));
+  }
 
   it("when a round is created, then findById returns it with Dates, members and favourites", async () => {
     const created = await repo.create(
@@ -231,35 +254,23 @@ describeEachEngine("RoundsRepository", (store) => {
   });
 
   it("when several joins' announcements are acknowledged at once, then they all leave and the count goes with them", async () => {
-    const round = await repo.create(roundInput({ end_time: null }), "RUB", now());
-    let doc = round;
-    for (const u of ["u1", "u2", "u3", "u4"]) doc = (await repo.addMember(doc, u, [], now()))!;
+    const doc = await roundJoinedBy(["u1", "u2", "u3", "u4"]);
     expect(doc.outbox_size).toBe(4);
     // Three together (one write), then the last: the count follows, then goes.
-    await Promise.all(["u1", "u2", "u3"].map((u) => repo.outbox.acknowledge(pendingJoin(doc, u)!)));
-    const three = await repo.findById(round._id);
-    expect(three?.outbox_size).toBe(1);
-    expect(Object.keys(three?.outbox ?? {})).toEqual([pendingJoin(doc, "u4")!.entry.id]);
-    expect(three?.rev).toBe(doc.rev);
-    await repo.outbox.acknowledge(pendingJoin(doc, "u4")!);
-    const after = await repo.findById(round._id);
-    expect(after?.outbox_size).toBeUndefined();
-    expect(after?.outbox).toEqual({});
+    await acknowledgeJoins(doc, ["u1", "u2", "u3"]);
+    await expectAnnouncementsOf(doc, ["u4"]);
+    expect((await repo.findById(doc._id))?.rev).toBe(doc.rev);
+    await acknowledgeJoins(doc, ["u4"]);
+    await expectAnnouncementsOf(doc, []);
   });
 
   it("when a batch of acknowledgements holds one already removed (another relay), then the rest still leave and the count stays right", async () => {
-    const round = await repo.create(roundInput({ end_time: null }), "RUB", now());
-    let doc = round;
-    for (const u of ["u1", "u2", "u3"]) doc = (await repo.addMember(doc, u, [], now()))!;
-    await repo.outbox.acknowledge(pendingJoin(doc, "u1")!);
-    await Promise.all(["u1", "u2"].map((u) => repo.outbox.acknowledge(pendingJoin(doc, u)!)));
-    const left = await repo.findById(round._id);
-    expect(left?.outbox_size).toBe(1);
-    expect(Object.keys(left?.outbox ?? {})).toEqual([pendingJoin(doc, "u3")!.entry.id]);
-    await Promise.all(["u2", "u3"].map((u) => repo.outbox.acknowledge(pendingJoin(doc, u)!)));
-    const after = await repo.findById(round._id);
-    expect(after?.outbox_size).toBeUndefined();
-    expect(after?.outbox).toEqual({});
+    const doc = await roundJoinedBy(["u1", "u2", "u3"]);
+    await acknowledgeJoins(doc, ["u1"]);
+    await acknowledgeJoins(doc, ["u1", "u2"]);
+    await expectAnnouncementsOf(doc, ["u3"]);
+    await acknowledgeJoins(doc, ["u2", "u3"]);
+    await expectAnnouncementsOf(doc, []);
   });
 
   it("when a join's announcement is acknowledged, then it leaves the outbox without a new revision, once", async () => {
