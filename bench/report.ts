@@ -103,7 +103,7 @@ export function uploadRows(rows: Row[]): Row[] {
       ...noBaseline,
       target: String(r.target ?? "–"),
       met: growth.length > 0 && growth.every((g) => g <= 32) ? "yes" : "no",
-      notes: r.seconds === undefined ? String(r.status) : `${uploadSummary(r)}`,
+      notes: r.seconds === undefined ? String(r.status) : uploadSummary(r),
     };
   });
 }

@@ -16,6 +16,7 @@ import type { ChildProcess } from "node:child_process";
 import { binary, startNatsServer } from "../test/support/brokers";
 import { bin, cleanEnv, freePort, memoryOf, root, startNode, tmpDir, waitFor } from "./lib";
 import { spawnSync } from "node:child_process";
+import { median } from "./ab";
 
 const MB = 1024 * 1024;
 
@@ -111,12 +112,6 @@ async function measure(
 
 type Sample = Record<string, string | number>;
 
-const median = (xs: number[]): number => {
-  const s = [...xs].sort((a, b) => a - b);
-  const mid = Math.floor(s.length / 2);
-  return s.length % 2 ? s[mid] : (s[mid - 1] + s[mid]) / 2;
-};
-
 /** The samples of one topology as one row: medians, with every sample listed. */
 function medianRow(samples: Sample[]): Sample {
   const row: Sample = { ...samples[0] };
@@ -137,7 +132,7 @@ function medianRow(samples: Sample[]): Sample {
   return row;
 }
 
-export async function runUploadBench(quick: boolean): Promise<Record<string, string | number>[]> {
+export async function runUploadBench(quick: boolean): Promise<Sample[]> {
   const bytes = Number(process.env.BENCH_UPLOAD_MB ?? (quick ? 5 : 50)) * MB;
   const times = quick ? 1 : 3;
   const embedded: Sample[] = [];
