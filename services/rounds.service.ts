@@ -177,14 +177,16 @@ const RoundsServiceSchema: ServiceSchema<Record<string, never>, RoundsService> =
 
     /**
      * Every gateway drops its kept answers for the round (a plain event: a cache notice, not a fact),
-     * then the join's announcement goes to its channel (the relay keeps what does not get through).
+     * then the join's announcement is handed to the relay, which publishes it without the request
+     * waiting: it is stored with the seat, which is all the answer needs (the relay keeps what does not
+     * get through).
      */
     async joined(this: RoundsService, ctx: Context, doc: RoundDoc, userId: string): Promise<void> {
       await ctx
         .emit(Events.roundMemberJoined, joinedEvent(doc, userId, doc.members[userId]))
         .catch((err: unknown) => this.logger.warn("Could not tell the gateways about a join", err));
       const pending = pendingJoin(doc, userId);
-      if (pending) await this.relay.deliver(pending);
+      if (pending) this.relay.handOver(pending);
     },
 
     /**

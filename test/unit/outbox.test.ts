@@ -109,6 +109,36 @@ describe("OutboxRelay", () => {
     expect(left).toEqual([]);
   });
 
+  it("when an entry is handed over, then the caller goes on at once, and idle waits for its publication and removal", async () => {
+    const source = memorySource([pending("a")]);
+    let take!: () => void;
+    const taken = new Promise<void>((resolve) => (take = resolve));
+    const relay = new OutboxRelay(source, () => taken, jest.fn());
+    relay.handOver(source.left[0]);
+    let idle = false;
+    const waiting = relay.idle().then(() => (idle = true));
+    await new Promise((r) => setImmediate(r));
+    expect(idle).toBe(false);
+    expect(source.left).toHaveLength(1);
+    take();
+    await waiting;
+    expect(source.left).toEqual([]);
+  });
+
+  it("when the relay stops with a hand-over under way, then stop waits for it", async () => {
+    const source = memorySource([pending("a")]);
+    let take!: () => void;
+    const relay = new OutboxRelay(source, () => new Promise<void>((resolve) => (take = resolve)), jest.fn());
+    relay.handOver(source.left[0]);
+    let stopped = false;
+    const stopping = relay.stop().then(() => (stopped = true));
+    await new Promise((r) => setImmediate(r));
+    expect(stopped).toBe(false);
+    take();
+    await stopping;
+    expect(source.left).toEqual([]);
+  });
+
   it("when a delivered entry's removal fails, then deliver still resolves, a warning names it, and the entry stays for the sweep", async () => {
     const entries = [pending("a")];
     const source: OutboxSource = {
