@@ -77,7 +77,7 @@ export const configSchema = {
   host: entry("HOST", "0.0.0.0", "Address the gateway listens on", str),
   httpAcceptors: entry(
     "HTTP_ACCEPTORS",
-    "4",
+    "64",
     "Listening sockets on the gateway's port, each accepting one new connection per event-loop turn " +
       "(SO_REUSEPORT; Linux with Node ≥ 22.12, elsewhere always 1)",
     int(1, 64),
