@@ -30,6 +30,16 @@ function memorySource(entries: PendingEntry[]): OutboxSource & { left: PendingEn
   };
 }
 
+/** `waiting` is still pending after a turn of the event loop, and settles once `release` is called. */
+async function expectHeldUntil(waiting: Promise<unknown>, release: () => void): Promise<void> {
+  let settled = false;
+  const done = waiting.then(() => (settled = true));
+  await new Promise((r) => setImmediate(r));
+  expect(settled).toBe(false);
+  release();
+  await done;
+}
+
 const pending = (key: string): PendingEntry => ({
   docId: key,
   entry: outboxEntry("round.member.joined", key, { key }, NOW),
@@ -100,12 +110,7 @@ describe("OutboxRelay", () => {
     await relay.deliver(left[0]);
     expect(published).toEqual([pending("a").entry.id]);
     expect(left).toHaveLength(1);
-    let stopped = false;
-    const stopping = relay.stop().then(() => (stopped = true));
-    await new Promise((r) => setImmediate(r));
-    expect(stopped).toBe(false);
-    removed();
-    await stopping;
+    await expectHeldUntil(relay.stop(), removed);
     expect(left).toEqual([]);
   });
 
@@ -115,13 +120,8 @@ describe("OutboxRelay", () => {
     const taken = new Promise<void>((resolve) => (take = resolve));
     const relay = new OutboxRelay(source, () => taken, jest.fn());
     relay.handOver(source.left[0]);
-    let idle = false;
-    const waiting = relay.idle().then(() => (idle = true));
-    await new Promise((r) => setImmediate(r));
-    expect(idle).toBe(false);
     expect(source.left).toHaveLength(1);
-    take();
-    await waiting;
+    await expectHeldUntil(relay.idle(), take);
     expect(source.left).toEqual([]);
   });
 
@@ -130,12 +130,7 @@ describe("OutboxRelay", () => {
     let take!: () => void;
     const relay = new OutboxRelay(source, () => new Promise<void>((resolve) => (take = resolve)), jest.fn());
     relay.handOver(source.left[0]);
-    let stopped = false;
-    const stopping = relay.stop().then(() => (stopped = true));
-    await new Promise((r) => setImmediate(r));
-    expect(stopped).toBe(false);
-    take();
-    await stopping;
+    await expectHeldUntil(relay.stop(), () => take());
     expect(source.left).toEqual([]);
   });
 
