@@ -21,7 +21,6 @@ import { storeOf } from "../../shared/storage";
 import { startCluster, type Cluster } from "./cluster";
 import type { StoreReader } from "./store-reader";
 import { channelsDrained } from "./jetstream";
-import type { OutboxRelay } from "../../shared/outbox";
 
 export interface System {
   broker: ServiceBroker;
@@ -36,8 +35,7 @@ export interface System {
   dataDirOf(service: string): string;
   /**
    * Waits until events emitted so far have been handled. In one process an awaited emit has run its
-   * handlers, and the outbox relays' hand-overs are waited for; across processes it has only been
-   * published, so wait for the handlers' nodes to settle.
+   * handlers; across processes it has only been published, so wait for the handlers' nodes to settle.
    */
   settle(): Promise<void>;
   stop(): Promise<void>;
@@ -91,11 +89,7 @@ async function startEmbeddedSystem(opts: StartOptions): Promise<System> {
     cluster: null,
     inspect: () => storeOf(broker, config),
     dataDirOf: () => config.dataDir,
-    // Events emitted in this process have run their handlers when the emit resolves; the facts a
-    // request handed on to an outbox relay (a join's payment) are published right after its answer.
-    settle: async () => {
-      for (const svc of broker.services) await (svc as { relay?: OutboxRelay }).relay?.idle();
-    },
+    settle: async () => undefined,
     stop,
   };
 }
