@@ -15,6 +15,13 @@
  * 3. When this node's own NATS connection comes back, calls that were pending when it dropped may have
  *    lost their request or their answer (NATS core delivers at most once): they are rejected as
  *    retryable instead of waiting out their timeout.
+ * 4. After a NATS outage the nodes find each other at once instead of by heartbeat windows. Moleculer's
+ *    NATS transporter announces a reconnected node (INFO and DISCOVER) only with the 1.x client; with
+ *    nats 2.x it does nothing, so every node dropped the others for missing beats right after its own
+ *    reconnect (they were silent only because it was deaf), and a node that reconnected last could be
+ *    dropped just after it answered again, before its first beat (503s after /health/ready said 200).
+ *    On reconnect this node announces itself and asks for everyone's INFO, and an INFO from a node
+ *    counts as a heartbeat.
  *
  * Only nodes that announce `liveProbe` in their metadata are probed, so a process of an older version
  * (no such subject) is never mistaken for a dead one during a rolling upgrade.
@@ -55,11 +62,22 @@ interface NodeLike {
   local?: boolean;
   available?: boolean;
   metadata?: Record<string, unknown>;
+  /** Moleculer's clock for heartbeats: whole seconds of process.uptime(). */
+  lastHeartbeatTime?: number;
 }
 
 interface RegistryInternals {
-  nodes: { get(id: string): NodeLike | undefined; disconnected(id: string, unexpected: boolean): void };
+  nodes: {
+    get(id: string): NodeLike | undefined;
+    disconnected(id: string, unexpected: boolean): void;
+  };
+  discoverer: { sendLocalNodeInfo(): Promise<unknown>; discoverAllNodes(): Promise<unknown> };
 }
+
+/** "Heard from now", in the unit and rounding Moleculer's heartbeat check uses. */
+const heardNow = (node: NodeLike) => {
+  node.lastHeartbeatTime = Math.round(process.uptime());
+};
 
 /** The transporter's NATS connection (nats.js 2.x), or null with another or no transporter. */
 function natsConnectionOf(broker: ServiceBroker): NatsConnection | null {
@@ -141,6 +159,8 @@ export function LivenessMiddleware(options: Partial<LivenessOptions> = {}): Midd
   /** A restarted node (same ID, new instance): what its old instance had in hand is lost. */
   function onNodeInfo({ node }: { node: NodeLike }): void {
     if (node.local || !node.instanceID) return;
+    // An INFO is as good a sign of life as a beat (Moleculer counts it only for a node it had dropped).
+    if (node.available) heardNow(node);
     const before = instances.get(node.id);
     instances.set(node.id, node.instanceID);
     if (before !== undefined && before !== node.instanceID) {
@@ -150,6 +170,20 @@ export function LivenessMiddleware(options: Partial<LivenessOptions> = {}): Midd
         rejectPending(lost);
       }
     }
+  }
+
+  /**
+   * Tells every node at once that this one is back, and asks for their INFO: those connected answer
+   * within milliseconds, which counts as their beat (onNodeInfo), so they are not dropped for a silence
+   * that was this node's. Those not back yet are dropped at the next check, so calls to them fail fast
+   * instead of being lost, and rejoin with the INFO they send when they reconnect.
+   */
+  function announceAfterOutage(): void {
+    const discoverer = registry().discoverer;
+    void Promise.resolve()
+      .then(() => discoverer.sendLocalNodeInfo())
+      .then(() => discoverer.discoverAllNodes())
+      .catch((err: unknown) => logger().warn("NATS reconnected, but announcing this node failed.", err));
   }
 
   /** Calls pending when the connection dropped are retried once it is back. */
@@ -165,6 +199,7 @@ export function LivenessMiddleware(options: Partial<LivenessOptions> = {}): Midd
           logger().warn(`NATS reconnected: ${lost.length} call(s) pending across the outage retried.`);
           rejectPending(lost);
         }
+        announceAfterOutage();
       }
     }
   }
