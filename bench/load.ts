@@ -14,8 +14,11 @@ export interface LoadOptions {
   requests: autocannon.Request[];
   /** Statuses that are a normal answer of the scenario; any other one counts as an error. */
   expected?: number[];
-  /** Called on every answer with its status and latency (ms), right after the request's onResponse. */
-  observe?: (status: number, ms: number) => void;
+  /**
+   * Called on every answer with its status, latency (ms) and connection (autocannon's client object,
+   * the same for every answer on one connection), right after the request's onResponse.
+   */
+  observe?: (status: number, ms: number, connection: unknown) => void;
 }
 
 export interface LoadResult {
@@ -45,9 +48,9 @@ export async function load(opts: LoadOptions): Promise<LoadResult> {
       },
       (err, res) => (err ? reject(err) : resolve(res)),
     );
-    instance.on("response", (_client: unknown, status: number, _bytes: number, ms: number) => {
+    instance.on("response", (client: unknown, status: number, _bytes: number, ms: number) => {
       last = process.hrtime.bigint();
-      opts.observe?.(status, ms);
+      opts.observe?.(status, ms, client);
     });
   });
   // Our own clock up to the last answer: autocannon notices the end of a run only on its once-a-second

@@ -18,6 +18,7 @@ import { noRetry, serviceConfig } from "../shared/runtime";
 import { checkReadiness } from "../shared/runtime/readiness";
 import { STOPPING_EVENT } from "../shared/runtime/shutdown";
 import { HttpDrain } from "./gateway/drain";
+import { openAcceptors, type Acceptors } from "./gateway/acceptors";
 import { encodeHttpError, FALLBACK_ERROR_JSON, toHttpError } from "./gateway/http-errors";
 import { answerClientError } from "./gateway/client-error";
 import { withinRequest } from "../shared/runtime/request-context";
@@ -78,6 +79,9 @@ interface GatewayService extends Service {
   aliases: AliasLike[];
   server: import("node:http").Server;
   drain: HttpDrain;
+  /** The listening sockets of the port, once listening. */
+  acceptors?: Acceptors;
+  stopAccepting(): void;
   beginDrain: () => void;
   specOf(req: Req): RouteSpec | undefined;
   readUpload(ctx: Context<unknown, AuthMeta>, req: Req, storeId: string): Promise<Record<string, unknown>>;
@@ -294,6 +298,12 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
   },
 
   methods: {
+    /** Closes every listening socket (or the server's one, before it listened). */
+    stopAccepting(this: GatewayService): void {
+      if (this.acceptors) this.acceptors.stopAccepting();
+      else if (this.server.listening) this.server.close();
+    },
+
     specOf(req: Req): RouteSpec | undefined {
       const action = req.$alias?.action;
       return action ? routeByAction.get(action) : undefined;
@@ -595,7 +605,16 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
     this.settings.port = this.config.port;
     this.settings.ip = this.config.host;
     // moleculer-web has created its server by now (the mixin's `created` runs first).
-    this.drain = new HttpDrain(this.server);
+    this.drain = new HttpDrain(this.server, () => this.stopAccepting());
+    // moleculer-web's `started` listens with server.listen(port, ip, callback): several listening
+    // sockets instead (gateway/acceptors), so a burst of new connections is not accepted one per turn.
+    this.server.listen = ((port: number, host: string, done: (err?: unknown) => void) => {
+      openAcceptors(this.server, port, host, this.config.httpAcceptors).then((acceptors) => {
+        this.acceptors = acceptors;
+        done();
+      }, done);
+      return this.server;
+    }) as GatewayService["server"]["listen"];
     this.beginDrain = () => this.drain.begin();
   },
 

@@ -45,9 +45,12 @@ interface RoundsService extends Service {
   json: RoundJson;
   /** Snapshots this process used lately, in front of the shared cacher (Redis when distributed). */
   snapshots: LocalCache<RoundSnapshot>;
+  /** Snapshots being assembled, by key: one assembly per revision at a time. */
+  assembling: Map<string, Promise<RoundSnapshot>>;
   deps(ctx: Context): RoundsDeps;
   joined(ctx: Context, doc: RoundDoc, userId: string): Promise<void>;
   snapshotOf(ctx: Context, doc: RoundRead): Promise<RoundSnapshot>;
+  assembleSnapshot(ctx: Context, doc: RoundRead, key: string): Promise<RoundSnapshot>;
 }
 
 const callerId = (ctx: Context<unknown, AuthMeta>): string => {
@@ -174,21 +177,40 @@ const RoundsServiceSchema: ServiceSchema<Record<string, never>, RoundsService> =
 
     /**
      * Every gateway drops its kept answers for the round (a plain event: a cache notice, not a fact),
-     * then the join's announcement goes to its channel (the relay keeps what does not get through).
+     * then the join's announcement is handed to the relay, which publishes it without the request
+     * waiting: it is stored with the seat, which is all the answer needs (the relay keeps what does not
+     * get through).
      */
     async joined(this: RoundsService, ctx: Context, doc: RoundDoc, userId: string): Promise<void> {
       await ctx
         .emit(Events.roundMemberJoined, joinedEvent(doc, userId, doc.members[userId]))
         .catch((err: unknown) => this.logger.warn("Could not tell the gateways about a join", err));
       const pending = pendingJoin(doc, userId);
-      if (pending) await this.relay.deliver(pending);
+      if (pending) this.relay.handOver(pending);
     },
 
-    /** Profiles and item around a round document, cached per (round, revision). */
-    async snapshotOf(this: RoundsService, ctx: Context, doc: RoundRead): Promise<RoundSnapshot> {
+    /**
+     * Profiles and item around a round document, cached per (round, revision). Callers asking for the
+     * same revision meanwhile (a batch of joins shares one) share its assembly.
+     */
+    snapshotOf(this: RoundsService, ctx: Context, doc: RoundRead): Promise<RoundSnapshot> {
       const key = snapshotKey(doc._id, doc.rev);
       const local = this.snapshots.get(key);
-      if (local) return local;
+      if (local) return Promise.resolve(local);
+      let assembly = this.assembling.get(key);
+      if (!assembly) {
+        assembly = this.assembleSnapshot(ctx, doc, key).finally(() => this.assembling.delete(key));
+        this.assembling.set(key, assembly);
+      }
+      return assembly;
+    },
+
+    async assembleSnapshot(
+      this: RoundsService,
+      ctx: Context,
+      doc: RoundRead,
+      key: string,
+    ): Promise<RoundSnapshot> {
       const cacher = this.broker.cacher;
       const cached = cacher ? ((await cacher.get(key)) as RoundSnapshot | null) : null;
       if (cached) {
@@ -211,6 +233,7 @@ const RoundsServiceSchema: ServiceSchema<Record<string, never>, RoundsService> =
     this.fullRounds = new FullRounds();
     this.json = new RoundJson();
     // No longer than the shared cacher keeps them (a profile change other than a removal shows as late).
+    this.assembling = new Map();
     this.snapshots = new LocalCache(Math.min(this.config.cacheTtlSeconds, 60) * 1000, 10_000);
   },
 

@@ -6,6 +6,7 @@
  * soon as they are idle; the requests (and uploads) in flight finish, then whatever is left is cut.
  */
 import type { Server } from "node:http";
+import type { Socket } from "node:net";
 
 /** How often idle keep-alive sockets are looked for while draining (Node closes those idle at close()). */
 const SWEEP_MS = 200;
@@ -13,8 +14,25 @@ const SWEEP_MS = 200;
 export class HttpDrain {
   private draining = false;
   private closed: Promise<void> | null = null;
+  /**
+   * The connections the server was handed, from any of its listening sockets: those of other sockets
+   * (gateway/acceptors) are not counted by the server's own close().
+   */
+  private readonly open = new Set<Socket>();
+  private lastClosed: (() => void) | null = null;
 
-  constructor(private readonly server: Server) {
+  /** `stopAccepting` closes every listening socket of the server (gateway/acceptors). */
+  constructor(
+    private readonly server: Server,
+    private readonly stopAccepting: () => void,
+  ) {
+    server.on("connection", (socket: Socket) => {
+      this.open.add(socket);
+      socket.once("close", () => {
+        this.open.delete(socket);
+        if (this.open.size === 0) this.lastClosed?.();
+      });
+    });
     server.on("request", (_req, res) => {
       // Runs after moleculer-web's handler has started, before any answer is written (it is async).
       if (this.draining && !res.headersSent) res.setHeader("Connection", "close");
@@ -29,11 +47,9 @@ export class HttpDrain {
   begin(): void {
     if (this.draining) return;
     this.draining = true;
-    if (!this.server.listening) {
-      this.closed = Promise.resolve();
-      return;
-    }
-    this.closed = new Promise((resolve) => this.server.close(() => resolve()));
+    this.stopAccepting();
+    this.closed =
+      this.open.size === 0 ? Promise.resolve() : new Promise((resolve) => (this.lastClosed = resolve));
     // A socket whose request was already running when the drain began answers with keep-alive:
     // close it once that answer is out.
     const sweep = setInterval(() => this.server.closeIdleConnections(), SWEEP_MS);

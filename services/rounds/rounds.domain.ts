@@ -26,7 +26,8 @@ export interface RoundsDeps {
   areFriends(a: string, b: string): Promise<boolean>;
   /**
    * A new membership is stored (with its announcement in the round's outbox): tell the caches and hand
-   * the announcement to its channel. Never fails the join: what is not published now is by the relay.
+   * the announcement on to its channel, not waiting for it. Never fails the join: what is not published
+   * now is by the relay's sweep.
    */
   joined(doc: RoundDoc, userId: string): Promise<void>;
   /** The request's trace, recorded with the join's announcement (tracing on only). */

@@ -4,11 +4,17 @@
  * update: active, not ended, not full, not yet a member → add the member and count it.
  */
 import { randomBytes, randomUUID } from "node:crypto";
-import { DuplicateKeyError, type Collection, type DeepReadonly, type Store } from "../../shared/storage";
+import {
+  DuplicateKeyError,
+  type Collection,
+  type DeepReadonly,
+  type Filter,
+  type Store,
+} from "../../shared/storage";
 import {
   DocumentOutbox,
   outboxEntry,
-  withOutboxEntry,
+  withOutboxEntries,
   type OutboxFields,
   type PendingEntry,
 } from "../../shared/outbox";
@@ -16,6 +22,7 @@ import type { TraceContext } from "../../shared/tracing/propagation";
 import { Channels } from "../../shared/runtime/channels";
 import type { CreateRoundParams, RoundMemberJoinedEvent } from "../../shared/contracts/rounds";
 import type { RoundLocation } from "../../shared/contracts/round";
+import { JoinBatches, type JoinTarget, type SeatClaim } from "./join-batches";
 
 export interface MemberEntry {
   status: "joined";
@@ -90,6 +97,7 @@ export class RoundsRepository {
   private readonly rounds: Collection<RoundDoc>;
   /** Joins recorded and not yet published (see shared/outbox). */
   readonly outbox: DocumentOutbox<RoundDoc>;
+  private readonly joins: JoinBatches;
 
   constructor(
     store: Store,
@@ -97,6 +105,7 @@ export class RoundsRepository {
   ) {
     this.rounds = store.collection<RoundDoc>("rounds");
     this.outbox = new DocumentOutbox(this.rounds);
+    this.joins = new JoinBatches((round, claims) => this.claimSeats(round, claims));
   }
 
   async init(): Promise<void> {
@@ -155,12 +164,12 @@ export class RoundsRepository {
 
   /**
    * Adds the member in one atomic conditional update, which also records `round.member.joined` in the
-   * round's outbox: the seat and its announcement are stored together or not at all. Resolves to the
-   * round after the update, or null when any condition failed (the caller reads the round again to say
-   * which).
+   * round's outbox: the seat and its announcement are stored together or not at all. Joins of the round
+   * asked for in the same turn share that update (JoinBatches). Resolves to the round after the update,
+   * or null when any condition failed (the caller reads the round again to say which).
    */
   addMember(
-    round: Pick<RoundDoc, "_id" | "uniq_id" | "entry_fee" | "currency" | "max_members_count">,
+    round: JoinTarget,
     userId: string,
     attributes: number[],
     now: Date,
@@ -174,19 +183,30 @@ export class RoundsRepository {
       now,
       trace,
     );
+    return this.joins.add(round, { userId, member, announcement, now });
+  }
+
+  /** Every claim's seat in one conditional update: the conditions of each join, and enough seats for all. */
+  private claimSeats(round: JoinTarget, claims: SeatClaim[]): Promise<RoundDoc | null> {
+    const now = new Date(Math.max(...claims.map((c) => c.now.getTime())));
+    const filter: Filter = {
+      _id: round._id,
+      is_active: true,
+      is_ended: false,
+      $or: [{ end_time: null }, { end_time: { $gt: now } }],
+      max_members_count: round.max_members_count,
+      members_count: { $lte: round.max_members_count - claims.length },
+    };
+    const members: Record<string, MemberEntry> = {};
+    for (const c of claims) {
+      filter[`members.${c.userId}`] = { $exists: false };
+      members[`members.${c.userId}`] = c.member;
+    }
     return this.rounds.findOneAndUpdate(
-      {
-        _id: round._id,
-        is_active: true,
-        is_ended: false,
-        $or: [{ end_time: null }, { end_time: { $gt: now } }],
-        max_members_count: round.max_members_count,
-        members_count: { $lt: round.max_members_count },
-        [`members.${userId}`]: { $exists: false },
-      },
-      withOutboxEntry(
-        { $set: { [`members.${userId}`]: member }, $inc: { members_count: 1, rev: 1 } },
-        announcement,
+      filter,
+      withOutboxEntries(
+        { $set: members, $inc: { members_count: claims.length, rev: 1 } },
+        claims.map((c) => c.announcement),
       ),
     );
   }

@@ -75,6 +75,14 @@ export const configSchema = {
   ),
   port: entry("PORT", "3000", "HTTP port of the gateway (0 picks a free port)", int(0, 65535)),
   host: entry("HOST", "0.0.0.0", "Address the gateway listens on", str),
+  httpAcceptors: entry(
+    "HTTP_ACCEPTORS",
+    "1",
+    "Listening sockets on the gateway's port, each accepting one new connection per event-loop turn " +
+      "(SO_REUSEPORT; Linux with Node ≥ 22.12, elsewhere always 1; 64 absorbs a burst of new " +
+      "connections, see docs/decisions.md before turning it on)",
+    int(1, 64),
+  ),
   publicUrl: entry(
     "PUBLIC_URL",
     "",

@@ -57,15 +57,12 @@ export function outboxOnInsert(entries: OutboxEntry[]): OutboxFields {
   return { outbox: Object.fromEntries(entries.map((e) => [e.id, e])), outbox_size: entries.length };
 }
 
-/** `update` extended so that it also records `entry` (same write, so the same atomicity). */
-export function withOutboxEntry(update: Update, entry: OutboxEntry): Update {
-  const set = (update.$set ?? {}) as Record<string, unknown>;
+/** `update` extended so that it also records `entries` (same write, so the same atomicity). */
+export function withOutboxEntries(update: Update, entries: OutboxEntry[]): Update {
+  const set = { ...((update.$set ?? {}) as Record<string, unknown>) };
+  for (const entry of entries) set[`outbox.${entry.id}`] = entry;
   const inc = (update.$inc ?? {}) as Record<string, number>;
-  return {
-    ...update,
-    $set: { ...set, [`outbox.${entry.id}`]: entry },
-    $inc: { ...inc, outbox_size: 1 },
-  };
+  return { ...update, $set: set, $inc: { ...inc, outbox_size: entries.length } };
 }
 
 /** A recorded entry and the document holding it. */

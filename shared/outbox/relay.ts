@@ -3,9 +3,10 @@
  * each one the channel took; an entry whose publication failed stays where it is for the next run. Runs
  * happen at start, on every `sweepMs` tick (entries left by a failure, a crash, or another instance of
  * the service), and when a change asks for one (`deliver`, which first tries its own entry directly, so
- * a healthy system publishes a fact within the request that recorded it). The request waits for the
- * publication only: removing the entry from its document follows on its own, since a fact published
- * twice (a crash before the removal) is dropped by the channel and ignored by its consumers.
+ * a healthy system publishes a fact right after the request that recorded it). A request either waits
+ * for the publication (`deliver`) or not at all (`handOver`: the fact is stored, which is all its answer
+ * needs). Removing the entry from its document follows on its own, since a fact published twice (a
+ * crash before the removal) is dropped by the channel and ignored by its consumers.
  */
 import type { OutboxEntry, OutboxSource, PendingEntry } from "./index";
 
@@ -30,8 +31,8 @@ export class OutboxRelay {
   private stopped = false;
   /** Failures since the last success, so a channel that is down is reported once, not every sweep. */
   private failing = 0;
-  /** Removals of delivered entries still under way; `stop` waits for them. */
-  private readonly removals = new Set<Promise<void>>();
+  /** Hand-overs and removals of delivered entries still under way; `stop` and `idle` wait for them. */
+  private readonly inFlight = new Set<Promise<void>>();
 
   constructor(
     private readonly source: OutboxSource,
@@ -47,6 +48,20 @@ export class OutboxRelay {
     void this.run();
     this.timer = setInterval(() => void this.run(), this.opts.sweepMs);
     this.timer.unref();
+  }
+
+  /**
+   * Delivers one entry just recorded without keeping the caller: its answer needs only the entry stored
+   * (the outbox keeps it until the channel took it). A join used to wait here for its payment to be
+   * written, the longest part of a winning join in a stampede.
+   */
+  handOver(p: PendingEntry): void {
+    this.track(this.deliver(p));
+  }
+
+  /** Resolves once every hand-over and removal started before or meanwhile is done. */
+  async idle(): Promise<void> {
+    while (this.inFlight.size > 0) await Promise.all([...this.inFlight]);
   }
 
   /**
@@ -74,16 +89,22 @@ export class OutboxRelay {
     } finally {
       clearTimeout(timer);
     }
-    const removal = this.source
-      .acknowledge(p)
-      .catch((err: unknown) =>
-        this.warn(
-          `${p.entry.channel} ${p.entry.id} published but still in the outbox; published again later`,
-          err,
+    this.track(
+      this.source
+        .acknowledge(p)
+        .catch((err: unknown) =>
+          this.warn(
+            `${p.entry.channel} ${p.entry.id} published but still in the outbox; published again later`,
+            err,
+          ),
         ),
-      )
-      .finally(() => this.removals.delete(removal));
-    this.removals.add(removal);
+    );
+  }
+
+  /** Keeps `work` (which never rejects) until it is done, for `idle` and `stop`. */
+  private track(work: Promise<void>): void {
+    const tracked = work.finally(() => this.inFlight.delete(tracked));
+    this.inFlight.add(tracked);
   }
 
   /** One run at a time; a run asked for while one is going joins it. */
@@ -96,14 +117,14 @@ export class OutboxRelay {
   }
 
   /**
-   * No new runs; waits for the one in progress (its entries are published or left in the outbox) and for
-   * the removals of delivered entries, so the store is not closed under them.
+   * No new runs; waits for the one in progress (its entries are published or left in the outbox), for
+   * hand-overs and for the removals of delivered entries, so the store is not closed under them.
    */
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearInterval(this.timer);
     await this.running;
-    await Promise.all([...this.removals]);
+    await this.idle();
   }
 
   private async drain(): Promise<void> {

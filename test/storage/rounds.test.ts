@@ -109,7 +109,10 @@ describeEachEngine("RoundsRepository", (store) => {
       return;
     }
     expect(stored?.outbox_size).toBe(users.length);
-    expect(Object.keys(stored?.outbox ?? {})).toEqual(users.map((u) => pendingJoin(doc, u)!.entry.id));
+    // In any order: MongoDB applies a $set's new fields in the order of their names.
+    expect(Object.keys(stored?.outbox ?? {}).sort()).toEqual(
+      users.map((u) => pendingJoin(doc, u)!.entry.id).sort(),
+    );
   }
 
   it("when a round is created, then findById returns it with Dates, members and favourites", async () => {
@@ -152,7 +155,8 @@ describeEachEngine("RoundsRepository", (store) => {
     const after = await repo.findById(round._id);
     expect(after?.members_count).toBe(SEATS);
     expect(Object.keys(after?.members ?? {}).sort()).toEqual([...winners].sort());
-    expect(after?.rev).toBe(1 + SEATS);
+    // Asked for in one turn: one conditional update took the seats (JoinBatches).
+    expect(after?.rev).toBe(2);
     expect(after?.members[winners[0]]).toEqual({
       status: "joined",
       joined_at: at,
@@ -164,6 +168,60 @@ describeEachEngine("RoundsRepository", (store) => {
       (e) => (e.payload as { user_id: string }).user_id,
     );
     expect(announced.sort()).toEqual([...winners].sort());
+  });
+
+  it("when more joins than seats are asked for in one turn, then one write seats as many as fit and the rest are refused", async () => {
+    const round = await repo.create(roundInput({ member_ids: ["m1"] }), "RUB", now());
+    const users = userIds(8);
+    const results = await Promise.all(users.map((u) => repo.addMember(round, u, [], now())));
+    const winners = users.filter((_, i) => results[i] !== null);
+    expect(winners).toEqual(users.slice(0, SEATS - 1));
+    // Every winner got the round after the same write, holding all of them.
+    for (const r of results.slice(0, SEATS - 1)) expect(r).toBe(results[0]);
+    expect(results[0]?.members_count).toBe(SEATS);
+    expect(results[0]?.rev).toBe(2);
+    await expectAnnouncementsOf(results[0]!, winners);
+  });
+
+  it("when one user's join is asked for twice in one turn, then the user takes one seat and the second request is not added", async () => {
+    const round = await repo.create(roundInput(), "RUB", now());
+    const results = await Promise.all(["u", "u", "v"].map((u) => repo.addMember(round, u, [], now())));
+    expect(results.map((r) => r !== null)).toEqual([true, false, true]);
+    const after = await repo.findById(round._id);
+    expect(after?.members_count).toBe(2);
+    expect(Object.keys(after?.members ?? {}).sort()).toEqual(["u", "v"]);
+    expect(after?.outbox_size).toBe(2);
+  });
+
+  it("when a batch is refused because one of its users is already a member, then the others still join one by one", async () => {
+    const round = await repo.create(roundInput({ end_time: null }), "RUB", now());
+    const first = await repo.addMember(round, "early", [], now());
+    // Joins that read the round before "early" joined: the batch's update fails on "early".
+    const results = await Promise.all(["early", "u1", "u2"].map((u) => repo.addMember(round, u, [], now())));
+    expect(results.map((r) => r !== null)).toEqual([false, true, true]);
+    const after = await repo.findById(round._id);
+    expect(after?.members_count).toBe(3);
+    expect(after?.rev).toBe((first?.rev ?? 0) + 2);
+    const announced = Object.values(after?.outbox ?? {}).map(
+      (e) => (e.payload as { user_id: string }).user_id,
+    );
+    expect(announced.sort()).toEqual(["early", "u1", "u2"]);
+  });
+
+  it("when two processes' batches race for the same seats, then exactly the seats there are are taken", async () => {
+    const other = new RoundsRepository(store());
+    await other.init();
+    const round = await repo.create(roundInput(), "RUB", now());
+    const users = userIds(40);
+    const results = await Promise.all(
+      users.map((u, i) => (i % 2 ? other : repo).addMember(round, u, [], now())),
+    );
+    const winners = users.filter((_, i) => results[i] !== null);
+    expect(winners).toHaveLength(SEATS);
+    const after = await repo.findById(round._id);
+    expect(after?.members_count).toBe(SEATS);
+    expect(Object.keys(after?.members ?? {}).sort()).toEqual([...winners].sort());
+    expect(after?.outbox_size).toBe(SEATS);
   });
 
   it("when a round already has members, then concurrent joins fill only the remaining seats", async () => {

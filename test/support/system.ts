@@ -21,6 +21,7 @@ import { storeOf } from "../../shared/storage";
 import { startCluster, type Cluster } from "./cluster";
 import type { StoreReader } from "./store-reader";
 import { channelsDrained } from "./jetstream";
+import type { OutboxRelay } from "../../shared/outbox";
 
 export interface System {
   broker: ServiceBroker;
@@ -35,7 +36,8 @@ export interface System {
   dataDirOf(service: string): string;
   /**
    * Waits until events emitted so far have been handled. In one process an awaited emit has run its
-   * handlers; across processes it has only been published, so wait for the handlers' nodes to settle.
+   * handlers, and the outbox relays' hand-overs are waited for; across processes it has only been
+   * published, so wait for the handlers' nodes to settle.
    */
   settle(): Promise<void>;
   stop(): Promise<void>;
@@ -89,7 +91,11 @@ async function startEmbeddedSystem(opts: StartOptions): Promise<System> {
     cluster: null,
     inspect: () => storeOf(broker, config),
     dataDirOf: () => config.dataDir,
-    settle: async () => undefined,
+    // Events emitted in this process have run their handlers when the emit resolves; the facts a
+    // request handed on to an outbox relay (a join's payment) are published right after its answer.
+    settle: async () => {
+      for (const svc of broker.services) await (svc as { relay?: OutboxRelay }).relay?.idle();
+    },
     stop,
   };
 }

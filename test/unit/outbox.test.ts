@@ -30,6 +30,16 @@ function memorySource(entries: PendingEntry[]): OutboxSource & { left: PendingEn
   };
 }
 
+/** `waiting` is still pending after a turn of the event loop, and settles once `release` is called. */
+async function expectHeldUntil(waiting: Promise<unknown>, release: () => void): Promise<void> {
+  let settled = false;
+  const done = waiting.then(() => (settled = true));
+  await new Promise((r) => setImmediate(r));
+  expect(settled).toBe(false);
+  release();
+  await done;
+}
+
 const pending = (key: string): PendingEntry => ({
   docId: key,
   entry: outboxEntry("round.member.joined", key, { key }, NOW),
@@ -100,13 +110,28 @@ describe("OutboxRelay", () => {
     await relay.deliver(left[0]);
     expect(published).toEqual([pending("a").entry.id]);
     expect(left).toHaveLength(1);
-    let stopped = false;
-    const stopping = relay.stop().then(() => (stopped = true));
-    await new Promise((r) => setImmediate(r));
-    expect(stopped).toBe(false);
-    removed();
-    await stopping;
+    await expectHeldUntil(relay.stop(), removed);
     expect(left).toEqual([]);
+  });
+
+  it("when an entry is handed over, then the caller goes on at once, and idle waits for its publication and removal", async () => {
+    const source = memorySource([pending("a")]);
+    let take!: () => void;
+    const taken = new Promise<void>((resolve) => (take = resolve));
+    const relay = new OutboxRelay(source, () => taken, jest.fn());
+    relay.handOver(source.left[0]);
+    expect(source.left).toHaveLength(1);
+    await expectHeldUntil(relay.idle(), take);
+    expect(source.left).toEqual([]);
+  });
+
+  it("when the relay stops with a hand-over under way, then stop waits for it", async () => {
+    const source = memorySource([pending("a")]);
+    let take!: () => void;
+    const relay = new OutboxRelay(source, () => new Promise<void>((resolve) => (take = resolve)), jest.fn());
+    relay.handOver(source.left[0]);
+    await expectHeldUntil(relay.stop(), () => take());
+    expect(source.left).toEqual([]);
   });
 
   it("when a delivered entry's removal fails, then deliver still resolves, a warning names it, and the entry stays for the sweep", async () => {

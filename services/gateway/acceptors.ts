@@ -1,0 +1,100 @@
+/**
+ * Several listening sockets for the gateway's one HTTP server. Since Node 20 (libuv 1.45), a listening
+ * socket accepts one connection per turn of the event loop. Under load a turn lasts 10 to 40 ms here,
+ * so a burst of new connections (a join stampede of 200 clients) waited in the kernel's queue: up to
+ * 140 connections for up to 430 ms, while the requests already accepted were answered in under 70 ms.
+ * With SO_REUSEPORT the kernel spreads new connections over N sockets of the same port, each accepting
+ * one per turn; every socket hands its connections to the same HTTP server, so nothing else changes.
+ * Measured with that burst (Node 24): 4 sockets still left up to 59 connections waiting 300 ms, 16 up
+ * to 73 for 450 ms (a socket drew 15 to 20 of the 200); 64, once warm, at most 29 for 95 ms. A socket
+ * costs a descriptor, and nothing per turn unless a connection waits on it.
+ *
+ * SO_REUSEPORT would also let a second process share the port without a word. So the port is first
+ * bound plainly (a port in use fails with EADDRINUSE, as with one socket), then released and bound N
+ * times with the option. Node has the option from 22.12 (23.1), on Linux; elsewhere there is one socket.
+ * Off by default (HTTP_ACCEPTORS=1): see docs/decisions.md for the test that failed with 64.
+ */
+import net from "node:net";
+import type { Server } from "node:http";
+
+/** True where `listen({ reusePort })` exists: Linux, Node ≥ 22.12 (or ≥ 23.1). */
+export function canShareAcceptance(version = process.versions.node, platform = process.platform): boolean {
+  const [major, minor] = version.split(".").map(Number);
+  const supported = major > 23 || (major === 23 && minor >= 1) || (major === 22 && minor >= 12);
+  return platform === "linux" && supported;
+}
+
+export interface Acceptors {
+  /** How many sockets accept connections (1 where the platform cannot share a port). */
+  count: number;
+  /** Stops accepting on every socket; connections already accepted stay open. */
+  stopAccepting(): void;
+}
+
+/** `reusePort` is newer than the Node types this project builds against (Node 20's). */
+type ListenOptions = net.ListenOptions & { reusePort?: boolean };
+
+function listen(server: net.Server, options: ListenOptions): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const failed = (err: Error) => reject(err);
+    server.once("error", failed);
+    // The prototype's listen: the gateway replaces its server's own with openAcceptors.
+    net.Server.prototype.listen.call(server, options, () => {
+      server.off("error", failed);
+      resolve();
+    });
+  });
+}
+
+function closeNow(server: net.Server): Promise<void> {
+  return new Promise((resolve) => server.close(() => resolve()));
+}
+
+/** Opens `wanted` listening sockets on `port` for `server` (fewer where the platform cannot). */
+export async function openAcceptors(
+  server: Server,
+  port: number,
+  host: string,
+  wanted: number,
+  shareable = canShareAcceptance(),
+): Promise<Acceptors> {
+  if (wanted <= 1 || !shareable) {
+    await listen(server, { port, host });
+    return { count: 1, stopAccepting: () => void server.close() };
+  }
+  // Fails like a single socket would when the port is taken; picks the port when asked for any.
+  const probe = net.createServer();
+  await listen(probe, { port, host });
+  const chosen = (probe.address() as net.AddressInfo).port;
+  await closeNow(probe);
+
+  await listen(server, { port: chosen, host, reusePort: true });
+  // Accepted sockets get what the HTTP server's own would (http.Server passes these to net.Server,
+  // which keeps the keep-alive delay in seconds).
+  const own = server as unknown as Required<net.ServerOpts>;
+  const options: net.ServerOpts = {
+    allowHalfOpen: own.allowHalfOpen,
+    noDelay: own.noDelay,
+    keepAlive: own.keepAlive,
+    keepAliveInitialDelay: own.keepAliveInitialDelay * 1000,
+    highWaterMark: own.highWaterMark,
+  };
+  const others: net.Server[] = [];
+  try {
+    for (let i = 1; i < wanted; i++) {
+      const other = net.createServer(options, (socket) => server.emit("connection", socket));
+      await listen(other, { port: chosen, host, reusePort: true });
+      others.push(other);
+    }
+  } catch (err) {
+    for (const s of [server, ...others]) s.close();
+    throw err;
+  }
+  return {
+    count: wanted,
+    stopAccepting() {
+      server.close();
+      for (const other of others) other.close();
+    },
+  };
+}
