@@ -2,7 +2,7 @@
  * Calls to a process that died must not wait out the request timeout. Moleculer learns of a dead node
  * only from missing heartbeats (3–5 s with our settings), and not at all when the process comes back
  * under the same node ID before that: its pending requests then wait the full REQUEST_TIMEOUT_MS,
- * although the new process will never answer them. Over NATS this middleware closes three gaps:
+ * although the new process will never answer them. Over NATS this middleware closes five gaps:
  *
  * 1. A call pending for longer than `probeAfterMs` makes this node ask the NATS server whether the
  *    callee still listens: each node answers on a subject of its own (`<prefix>.LIVE.<nodeID>`), and a
@@ -15,7 +15,12 @@
  * 3. When this node's own NATS connection comes back, calls that were pending when it dropped may have
  *    lost their request or their answer (NATS core delivers at most once): they are rejected as
  *    retryable instead of waiting out their timeout.
- * 4. After a NATS outage the nodes find each other at once instead of by heartbeat windows. Moleculer's
+ * 4. A call sent while its callee was away from NATS (its connection down, the server restarting) is
+ *    lost, yet the callee answers the probe once it is back: each node answers the probe with the span
+ *    of its last outage, and a caller retries at once the calls it sent to it within that span, instead
+ *    of letting them wait out REQUEST_TIMEOUT_MS. (Wall clocks of two hosts: NTP keeps them far closer
+ *    than the second an outage lasts at least.)
+ * 5. After a NATS outage the nodes find each other at once instead of by heartbeat windows. Moleculer's
  *    NATS transporter announces a reconnected node (INFO and DISCOVER) only with the 1.x client; with
  *    nats 2.x it does nothing, so every node dropped the others for missing beats right after its own
  *    reconnect (they were silent only because it was deaf), and a node that reconnected last could be
@@ -90,6 +95,27 @@ function natsConnectionOf(broker: ServiceBroker): NatsConnection | null {
 
 export const liveSubject = (prefix: string, nodeID: string): string => `${prefix}.LIVE.${nodeID}`;
 
+/** A span of wall-clock time (ms) during which a node was not connected to NATS. */
+export interface Outage {
+  from: number;
+  to: number;
+}
+
+export const encodeOutage = (o: Outage): Uint8Array => new TextEncoder().encode(JSON.stringify(o));
+
+/** The outage a probe's answer reports, if any (an older node answers with nothing). */
+export function outageOf(data: Uint8Array): Outage | null {
+  if (data.length === 0) return null;
+  try {
+    const o = JSON.parse(new TextDecoder().decode(data)) as Partial<Outage>;
+    return typeof o.from === "number" && typeof o.to === "number" && o.from <= o.to
+      ? { from: o.from, to: o.to }
+      : null;
+  } catch {
+    return null;
+  }
+}
+
 const isNoResponders = (err: unknown): boolean => (err as { code?: string } | null)?.code === "503";
 
 export function LivenessMiddleware(options: Partial<LivenessOptions> = {}): Middleware {
@@ -98,8 +124,10 @@ export function LivenessMiddleware(options: Partial<LivenessOptions> = {}): Midd
   let nc: NatsConnection | null = null;
   let timer: NodeJS.Timeout | null = null;
   let stopped = false;
-  /** When each pending call was first seen (by its context id). */
-  const firstSeen = new Map<string, number>();
+  /** When each pending call was sent (by its context id), or first seen by a tick if it was not seen leaving. */
+  const sentAt = new Map<string, number>();
+  /** This node's last NATS outage (wall clock), told to whoever probes it. */
+  let lastOutage: Outage | null = null;
   const probing = new Set<string>();
   const instances = new Map<string, string>();
 
@@ -127,7 +155,11 @@ export function LivenessMiddleware(options: Partial<LivenessOptions> = {}): Midd
     const prefix = transit().tx?.prefix ?? "MOL";
     probing.add(nodeID);
     try {
-      await nc?.request(liveSubject(prefix, nodeID), new Uint8Array(0), { timeout: opts.probeTimeoutMs });
+      const reply = await nc?.request(liveSubject(prefix, nodeID), new Uint8Array(0), {
+        timeout: opts.probeTimeoutMs,
+      });
+      const away = reply ? outageOf(reply.data) : null;
+      if (away && !stopped) retrySentWhileAway(nodeID, away);
     } catch (err) {
       const node = registry().nodes.get(nodeID);
       if (isNoResponders(err) && node?.available && !stopped) {
@@ -139,14 +171,25 @@ export function LivenessMiddleware(options: Partial<LivenessOptions> = {}): Midd
     }
   }
 
+  /** Calls sent to `nodeID` while it was away from NATS never reached it. */
+  function retrySentWhileAway(nodeID: string, away: Outage): void {
+    const lost = pendingOn(nodeID).filter((id) => {
+      const at = sentAt.get(id);
+      return at !== undefined && at >= away.from && at <= away.to;
+    });
+    if (lost.length === 0) return;
+    logger().warn(`Node '${nodeID}' was away from NATS when ${lost.length} call(s) were sent: retried.`);
+    rejectPending(lost);
+  }
+
   function tick(): void {
     const now = Date.now();
     const pending = transit().pendingRequests;
-    for (const id of firstSeen.keys()) if (!pending.has(id)) firstSeen.delete(id);
+    for (const id of sentAt.keys()) if (!pending.has(id)) sentAt.delete(id);
     const suspects = new Set<string>();
     for (const [id, req] of pending) {
-      const seen = firstSeen.get(id);
-      if (seen === undefined) firstSeen.set(id, now);
+      const seen = sentAt.get(id);
+      if (seen === undefined) sentAt.set(id, now);
       else if (now - seen >= opts.probeAfterMs) suspects.add(req.nodeID);
     }
     for (const nodeID of suspects) {
@@ -189,10 +232,14 @@ export function LivenessMiddleware(options: Partial<LivenessOptions> = {}): Midd
   /** Calls pending when the connection dropped are retried once it is back. */
   async function watchConnection(conn: NatsConnection): Promise<void> {
     let atDisconnect: string[] = [];
+    let downSince = 0;
     for await (const s of conn.status() as AsyncIterable<Status>) {
       if (stopped) return;
-      if (s.type === "disconnect") atDisconnect = [...transit().pendingRequests.keys()];
-      else if (s.type === "reconnect") {
+      if (s.type === "disconnect") {
+        atDisconnect = [...transit().pendingRequests.keys()];
+        downSince = Date.now();
+      } else if (s.type === "reconnect") {
+        if (downSince > 0) lastOutage = { from: downSince, to: Date.now() };
         const lost = atDisconnect.filter((id) => transit().pendingRequests.has(id));
         atDisconnect = [];
         if (lost.length > 0) {
@@ -216,10 +263,19 @@ export function LivenessMiddleware(options: Partial<LivenessOptions> = {}): Midd
       nc = natsConnectionOf(broker);
       if (!nc) return;
       const prefix = transit().tx?.prefix ?? "MOL";
-      nc.subscribe(liveSubject(prefix, broker.nodeID), { callback: (_err, msg) => msg.respond() });
+      nc.subscribe(liveSubject(prefix, broker.nodeID), {
+        callback: (_err, msg) => msg.respond(lastOutage ? encodeOutage(lastOutage) : undefined),
+      });
       void watchConnection(nc).catch(() => undefined);
       timer = setInterval(tick, opts.tickMs);
       timer.unref();
+    },
+    // Every call to another node: when it left, for retrySentWhileAway.
+    remoteAction(next: (ctx: { id: string }) => Promise<unknown>) {
+      return (ctx: { id: string }) => {
+        sentAt.set(ctx.id, Date.now());
+        return next(ctx);
+      };
     },
     stopped() {
       stopped = true;

@@ -3,10 +3,11 @@
  * transporter announces it only with the nats 1.x client), and an INFO counts as a heartbeat.
  */
 import type { ServiceBroker } from "moleculer";
-import { LivenessMiddleware } from "../../shared/runtime/liveness";
+import { encodeOutage, LivenessMiddleware, outageOf, type Outage } from "../../shared/runtime/liveness";
 
 interface FakeNode {
   id: string;
+  metadata?: Record<string, unknown>;
   local?: boolean;
   available: boolean;
   instanceID: string;
@@ -32,8 +33,17 @@ function statusStream() {
   };
 }
 
-function fakeBroker(nodes: FakeNode[]) {
+interface Pending {
+  nodeID: string;
+  action: { name: string };
+  reject(err: Error): void;
+}
+
+function fakeBroker(nodes: FakeNode[], probeAnswer: () => Uint8Array = () => new Uint8Array(0)) {
   const status = statusStream();
+  const pendingRequests = new Map<string, Pending>();
+  /** What this node answers its own probe subject with. */
+  let answerProbe: (msg: { respond(data?: Uint8Array): void }) => void = () => undefined;
   const listeners = new Map<string, ((p: unknown) => void)[]>();
   const announced: string[] = [];
   const broker = {
@@ -44,10 +54,16 @@ function fakeBroker(nodes: FakeNode[]) {
     },
     getLogger: () => ({ warn: () => undefined }),
     transit: {
-      pendingRequests: new Map(),
+      pendingRequests,
       tx: {
         prefix: "MOL",
-        client: { request: async () => undefined, status: () => status, subscribe: () => undefined },
+        client: {
+          request: async () => ({ data: probeAnswer() }),
+          status: () => status,
+          subscribe: (_subject: string, opts: { callback: (err: unknown, msg: never) => void }) => {
+            answerProbe = (msg) => opts.callback(null, msg as never);
+          },
+        },
       },
     },
     registry: {
@@ -65,23 +81,43 @@ function fakeBroker(nodes: FakeNode[]) {
     },
   };
   const emit = (event: string, payload: unknown) => listeners.get(event)?.forEach((fn) => fn(payload));
-  return { broker: broker as unknown as ServiceBroker, status, announced, emit };
+  const probeMe = () => {
+    let answer: Uint8Array | undefined;
+    answerProbe({ respond: (data) => (answer = data) });
+    return answer;
+  };
+  return { broker: broker as unknown as ServiceBroker, status, announced, emit, pendingRequests, probeMe };
 }
 
 const now = () => Math.round(process.uptime());
 const settle = () => new Promise((r) => setImmediate(r));
 
 describe("liveness after a NATS outage", () => {
-  function start(nodes: FakeNode[]) {
-    const fake = fakeBroker(nodes);
-    const mw = LivenessMiddleware() as unknown as {
+  type Next = (ctx: { id: string }) => Promise<unknown>;
+  function start(nodes: FakeNode[], probeAnswer?: () => Uint8Array) {
+    const fake = fakeBroker(nodes, probeAnswer);
+    // Probing at once and often: this suite is about what a probe's answer leads to, not its timing.
+    const mw = LivenessMiddleware({ probeAfterMs: 0, tickMs: 5 }) as unknown as {
       created(b: ServiceBroker): void;
       started(): void;
       stopped(): void;
+      remoteAction(next: Next): Next;
     };
     mw.created(fake.broker);
     mw.started();
-    return { ...fake, stop: () => mw.stopped() };
+    /** A call to `nodeID` as Moleculer makes it: through the hook, then pending until answered. */
+    const send = (id: string, nodeID: string) => {
+      const outcome = { rejected: null as Error | null };
+      void mw.remoteAction(async () => {
+        fake.pendingRequests.set(id, {
+          nodeID,
+          action: { name: "auth.verifyApiKey" },
+          reject: (err) => (outcome.rejected = err),
+        });
+      })({ id });
+      return outcome;
+    };
+    return { ...fake, send, stop: () => mw.stopped() };
   }
 
   it("when this node's connection comes back, then it announces itself and asks for everyone's INFO, once", async () => {
@@ -94,6 +130,22 @@ describe("liveness after a NATS outage", () => {
     await settle();
     await settle();
     expect(fake.announced).toEqual(["INFO", "DISCOVER"]);
+    fake.stop();
+  });
+
+  it("when this node was away from NATS, then it answers a probe with the span of that outage", async () => {
+    const fake = start([]);
+    expect(fake.probeMe()).toBeUndefined();
+    const t0 = Date.now();
+    fake.status.push("disconnect");
+    await settle();
+    await new Promise((r) => setTimeout(r, 15));
+    fake.status.push("reconnect");
+    await settle();
+    const outage = outageOf(fake.probeMe()!);
+    expect(outage!.from).toBeGreaterThanOrEqual(t0);
+    expect(outage!.to - outage!.from).toBeGreaterThanOrEqual(10);
+    expect(outage!.to).toBeLessThanOrEqual(Date.now());
     fake.stop();
   });
 
@@ -113,5 +165,40 @@ describe("liveness after a NATS outage", () => {
     fake.emit("$node.updated", { node: auth });
     expect(auth.lastHeartbeatTime).toBe(old);
     fake.stop();
+  });
+
+  it("when a probed node answers that it was away from NATS, then the calls sent to it meanwhile are retried at once and the others wait", async () => {
+    const auth: FakeNode = {
+      id: "auth-1",
+      available: true,
+      instanceID: "a",
+      lastHeartbeatTime: now(),
+      metadata: { liveProbe: true },
+    };
+    let away: Outage | null = null;
+    const fake = start([auth], () => (away ? encodeOutage(away) : new Uint8Array(0)));
+    const before = fake.send("sent-before", "auth-1");
+    await new Promise((r) => setTimeout(r, 20));
+    const during = fake.send("sent-while-away", "auth-1");
+    await new Promise((r) => setTimeout(r, 20));
+    away = { from: Date.now() - 30, to: Date.now() - 5 };
+    const after = fake.send("sent-after", "auth-1");
+    await new Promise((r) => setTimeout(r, 60));
+
+    expect(during.rejected?.name).toBe("RequestRejectedError");
+    expect(fake.pendingRequests.has("sent-while-away")).toBe(false);
+    expect(before.rejected).toBeNull();
+    expect(after.rejected).toBeNull();
+    expect([...fake.pendingRequests.keys()].sort()).toEqual(["sent-after", "sent-before"]);
+    fake.stop();
+  });
+
+  it("when a probe's answer is empty or not an outage, then it reports none", () => {
+    const enc = (s: string) => new TextEncoder().encode(s);
+    expect(outageOf(new Uint8Array(0))).toBeNull();
+    expect(outageOf(enc("not json"))).toBeNull();
+    expect(outageOf(enc('{"from":5}'))).toBeNull();
+    expect(outageOf(enc('{"from":9,"to":5}'))).toBeNull();
+    expect(outageOf(encodeOutage({ from: 5, to: 9 }))).toEqual({ from: 5, to: 9 });
   });
 });
