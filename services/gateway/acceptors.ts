@@ -12,7 +12,6 @@
  * SO_REUSEPORT would also let a second process share the port without a word. So the port is first
  * bound plainly (a port in use fails with EADDRINUSE, as with one socket), then released and bound N
  * times with the option. Node has the option from 22.12 (23.1), on Linux; elsewhere there is one socket.
- * Off by default (HTTP_ACCEPTORS=1): see docs/decisions.md for the test that failed with 64.
  */
 import net from "node:net";
 import type { Server } from "node:http";

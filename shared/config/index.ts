@@ -77,10 +77,10 @@ export const configSchema = {
   host: entry("HOST", "0.0.0.0", "Address the gateway listens on", str),
   httpAcceptors: entry(
     "HTTP_ACCEPTORS",
-    "1",
+    "64",
     "Listening sockets on the gateway's port, each accepting one new connection per event-loop turn " +
-      "(SO_REUSEPORT; Linux with Node ≥ 22.12, elsewhere always 1; 64 absorbs a burst of new " +
-      "connections, see docs/decisions.md before turning it on)",
+      "(SO_REUSEPORT; Linux with Node ≥ 22.12, elsewhere always 1; 64 absorbs a burst of 200 new " +
+      "connections, see docs/decisions.md)",
     int(1, 64),
   ),
   publicUrl: entry(
