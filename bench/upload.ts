@@ -14,6 +14,7 @@ import http from "node:http";
 import path from "node:path";
 import type { ChildProcess } from "node:child_process";
 import { binary, startNatsServer } from "../test/support/brokers";
+import { AS_DEPLOYED } from "./deployed";
 import { bin, cleanEnv, freePort, memoryOf, root, startNode, tmpDir, waitFor } from "./lib";
 import { spawnSync } from "node:child_process";
 import { median } from "./ab";
@@ -156,7 +157,12 @@ export async function runUploadBench(quick: boolean): Promise<Sample[]> {
 async function embeddedSample(bytes: number): Promise<Sample> {
   const dataDir = tmpDir("bench-upload-");
   const port = await freePort();
-  const proc = startNode({ PORT: String(port), DATA_DIR: dataDir, PICTURE_MAX_BYTES: String(1024 * MB) });
+  const proc = startNode({
+    ...AS_DEPLOYED,
+    PORT: String(port),
+    DATA_DIR: dataDir,
+    PICTURE_MAX_BYTES: String(1024 * MB),
+  });
   try {
     await waitFor(health(port), 30_000, "embedded server");
     await waitFor(async () => fs.existsSync(path.join(dataDir, "demo-manifest.json")), 30_000, "manifest");
@@ -176,6 +182,7 @@ async function distributedSample(bytes: number): Promise<Sample> {
   const dirs = [tmpDir("bench-gw-"), tmpDir("bench-svc-")];
   const port = await freePort();
   const common = {
+    ...AS_DEPLOYED,
     TRANSPORTER: nats.url,
     NAMESPACE: `bench${process.pid}`,
     PICTURE_MAX_BYTES: String(1024 * MB),
