@@ -73,7 +73,7 @@ maybe("a multipart upload in the cluster", () => {
         // The heap cap production runs with (docker-compose.yml, the Kubernetes ConfigMap). Without
         // it Node 24's V8 lets garbage reach 65-85 MB of peak growth here before collecting (Node 20:
         // about 35 MB), which says nothing about whether the gateway holds the picture; with it, 25 MB.
-        NODE_OPTIONS: "--max-old-space-size=192",
+        NODE_OPTIONS: "--max-old-space-size=192 --max-semi-space-size=16",
       },
     });
     manifest = await seed(cluster.client, cluster.baseUrl);
