@@ -5,6 +5,9 @@
  * holds.
  */
 export const HEAP_CAP_MB = 192;
+
+/** Case 6's stores growth where the gateway and the stores are one process (embedded). */
+export const SAME_PROCESS = "(same process)";
 export const AS_DEPLOYED = {
   NODE_OPTIONS: `--max-old-space-size=${HEAP_CAP_MB} --max-semi-space-size=16`,
 } as const;

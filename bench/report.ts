@@ -6,7 +6,7 @@ import type { ScenarioOutcome } from "./ab";
 import type { TopologyOutcome } from "./http";
 import type { Row } from "./lib";
 import type { Topology } from "./systems";
-import { HEAP_CAP_MB } from "./deployed";
+import { HEAP_CAP_MB, SAME_PROCESS } from "./deployed";
 
 interface Target {
   text: string;
@@ -81,11 +81,10 @@ const noBaseline = { "baseline req/s": "–", "baseline p99 ms": "–", "vs base
 /** An upload row's notes: medians of its samples, then every sample. */
 function uploadSummary(r: Row): string {
   const of = r.samples && Number(r.samples) > 1 ? `medians of ${r.samples} uploads: ` : "";
-  const stores =
-    r.stores_peak_growth_mb === "(same process)" ? "(same process)" : `${r.stores_peak_growth_mb} MB`;
+  const stores = r.stores_peak_growth_mb === SAME_PROCESS ? SAME_PROCESS : `${r.stores_peak_growth_mb} MB`;
   const each = [
     r.gateway_peak_growth_samples_mb ? `gateway ${r.gateway_peak_growth_samples_mb}` : "",
-    r.stores_peak_growth_samples_mb && r.stores_peak_growth_samples_mb !== "(same process)"
+    r.stores_peak_growth_samples_mb && r.stores_peak_growth_samples_mb !== SAME_PROCESS
       ? `stores ${r.stores_peak_growth_samples_mb}`
       : "",
   ].filter(Boolean);

@@ -14,7 +14,7 @@ import http from "node:http";
 import path from "node:path";
 import type { ChildProcess } from "node:child_process";
 import { binary, startNatsServer } from "../test/support/brokers";
-import { AS_DEPLOYED } from "./deployed";
+import { AS_DEPLOYED, SAME_PROCESS } from "./deployed";
 import { bin, cleanEnv, freePort, memoryOf, root, startNode, tmpDir, waitFor } from "./lib";
 import { spawnSync } from "node:child_process";
 import { median } from "./ab";
@@ -106,7 +106,7 @@ async function measure(
   };
   row.gateway_peak_growth_mb = ((after.gateway - before.gateway) / MB).toFixed(1);
   row.stores_peak_growth_mb =
-    pids.stores === pids.gateway ? "(same process)" : ((after.stores - before.stores) / MB).toFixed(1);
+    pids.stores === pids.gateway ? SAME_PROCESS : ((after.stores - before.stores) / MB).toFixed(1);
   row.target = "≤ 32 MB growth per process";
   return row;
 }
@@ -123,8 +123,8 @@ function medianRow(samples: Sample[]): Sample {
   row.samples = samples.length;
   for (const key of ["gateway_peak_growth_mb", "stores_peak_growth_mb"]) {
     const each = `${key.replace("_mb", "")}_samples_mb`;
-    if (samples.some((s) => isNaN(Number(s[key])))) {
-      row[each] = String(samples[0][key]); // "(same process)"
+    if (samples.some((s) => s[key] === SAME_PROCESS)) {
+      row[each] = SAME_PROCESS;
       continue;
     }
     row[key] = median(numbers(key)).toFixed(1);
