@@ -8,7 +8,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { spawnSync, type ChildProcess } from "node:child_process";
 import { startFakeFcm } from "../test/support/fake-fcm";
-import { AS_DEPLOYED, HEAP_CAP_MB } from "./deployed";
+import { AS_DEPLOYED, HEAP_CAP_MB } from "../test/support/deployed";
 import { bin, cleanEnv, freePort, memoryOf, root, startNode, tmpDir, waitFor } from "./lib";
 
 const MB = 1024 * 1024;

@@ -6,7 +6,7 @@ import type { ScenarioOutcome } from "./ab";
 import type { TopologyOutcome } from "./http";
 import type { Row } from "./lib";
 import type { Topology } from "./systems";
-import { HEAP_CAP_MB, SAME_PROCESS } from "./deployed";
+import { HEAP_CAP_MB } from "../test/support/deployed";
 
 interface Target {
   text: string;
@@ -74,6 +74,9 @@ export function httpRows(results: TopologyOutcome[]): Row[] {
     }),
   );
 }
+
+/** Case 6's stores growth where the gateway and the stores are one process (embedded). */
+export const SAME_PROCESS = "(same process)";
 
 const none = { conns: "–", "req/s": "–", "p50 ms": "–", "p99 ms": "–", errors: "–" };
 const noBaseline = { "baseline req/s": "–", "baseline p99 ms": "–", "vs baseline": "–" };

@@ -12,6 +12,7 @@ import { requireBinary } from "../support/brokers";
 import { startCluster, type Cluster } from "../support/cluster";
 import { memoryOf } from "../support/processes";
 import { startFakeFcm, type FakeFcm } from "../support/fake-fcm";
+import { AS_DEPLOYED } from "../support/deployed";
 import { NO_GATEWAY_CACHES, steadyReads } from "../support/steady-reads";
 import { eventFields, eventForm, pngBytes } from "../support/upload";
 
@@ -70,10 +71,10 @@ maybe("a multipart upload in the cluster", () => {
     cluster = await startCluster({
       env: {
         PICTURE_MAX_BYTES: String(128 * MB),
-        // The heap cap production runs with (docker-compose.yml, the Kubernetes ConfigMap). Without
+        // The Node options production runs with (test/support/deployed). Without
         // it Node 24's V8 lets garbage reach 65-85 MB of peak growth here before collecting (Node 20:
         // about 35 MB), which says nothing about whether the gateway holds the picture; with it, 25 MB.
-        NODE_OPTIONS: "--max-old-space-size=192 --max-semi-space-size=16",
+        ...AS_DEPLOYED,
       },
     });
     manifest = await seed(cluster.client, cluster.baseUrl);

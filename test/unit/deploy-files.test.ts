@@ -8,6 +8,7 @@ import path from "node:path";
 import { parse, parseAllDocuments } from "yaml";
 import { configSchema } from "../../shared/config";
 import { serviceSchemas } from "../../shared/runtime/broker";
+import { AS_DEPLOYED } from "../support/deployed";
 
 const root = path.resolve(__dirname, "../..");
 const read = (f: string) => fs.readFileSync(path.join(root, f), "utf8");
@@ -23,6 +24,15 @@ describe("docker-compose.yml", () => {
     expect(compose.services.nats.command).toContain("-js");
     expect(compose.services.redis).toBeDefined();
     expect(compose.services.mongo).toBeDefined();
+  });
+
+  it("when every app container is read, then its Node options are the ones the memory bench and tests run with", () => {
+    for (const [name, svc] of apps) {
+      expect({ container: name, options: svc.environment.NODE_OPTIONS }).toEqual({
+        container: name,
+        options: AS_DEPLOYED.NODE_OPTIONS,
+      });
+    }
   });
 
   it("when every app container is read, then its SERVICES are known services and every variable is a setting", () => {
@@ -60,6 +70,11 @@ describe("deploy/k8s", () => {
     parseAllDocuments(read(`deploy/k8s/${f}`)).map((d) => d.toJS() as any),
   );
   const deployments = docs.filter((d) => d?.kind === "Deployment");
+
+  it("when the ConfigMap is read, then its Node options are the ones the memory bench and tests run with", () => {
+    const cm = docs.find((d) => d?.kind === "ConfigMap");
+    expect(cm.data.NODE_OPTIONS).toBe(AS_DEPLOYED.NODE_OPTIONS);
+  });
 
   it("when the ConfigMap and Secret are read, then every key is a setting", () => {
     const cm = docs.find((d) => d?.kind === "ConfigMap");
