@@ -5,7 +5,7 @@
  */
 import { randomUUID } from "node:crypto";
 import fs from "node:fs";
-import type { IncomingMessage, ServerResponse } from "node:http";
+import http, { type IncomingMessage, type ServerResponse } from "node:http";
 import type { Context, Service, ServiceSchema } from "moleculer";
 import ApiGateway from "moleculer-web";
 import { call, Events } from "../shared/contracts";
@@ -41,7 +41,18 @@ import { RawJson, type RawJsonMeta } from "../shared/runtime/raw-json";
 import { traceRequest } from "./gateway/request-span";
 import { callerOfBearer } from "./gateway/bearer";
 import { LocalCache } from "../shared/runtime/local-cache";
-import { CALLER_TAG, callerTag, pathParamsOf, routeByAction, routes, type RouteSpec } from "./gateway/routes";
+import {
+  CALLER_TAG,
+  callerTag,
+  isUploadRequest,
+  pathParamsOf,
+  routeByAction,
+  routes,
+  type RouteSpec,
+} from "./gateway/routes";
+import { UploadSlots } from "./gateway/upload-slots";
+import { httpServerOptions, requestBudgetMs, REST_TIMEOUT_MARGIN_MS } from "./gateway/http-bounds";
+import type { BodyBounds } from "./gateway/body-watch";
 
 type Req = IncomingMessage & {
   $alias?: { action?: string; method?: string; fullPath?: string };
@@ -51,6 +62,8 @@ type Req = IncomingMessage & {
   $ctx?: Context;
   /** Set when this read's answer may be kept (see callAction). */
   $microcache?: MicrocacheSlot;
+  /** When the gateway took the request (its headers were in), for its time bounds. */
+  $arrivedAt?: number;
   parsedUrl?: string;
   query?: Record<string, unknown>;
 };
@@ -75,6 +88,11 @@ interface GatewayService extends Service {
   /** Whether answers reach this gateway as RawJson intact (no transporter, or the Hybrid serializer). */
   takesRawJson: boolean;
   limitRate(ctx: Context<unknown, AuthMeta>, req: Req, spec: RouteSpec): Promise<void>;
+  /** Uploads in progress in this process, per caller and in total. */
+  uploads: UploadSlots;
+  bodyBounds(req: Req): BodyBounds;
+  /** moleculer-web's request handler in the shape of a middleware (its documented use with `server: false`). */
+  express(): (req: IncomingMessage, res: ServerResponse) => void;
   openApi: Record<string, unknown>;
   aliases: AliasLike[];
   server: import("node:http").Server;
@@ -85,6 +103,7 @@ interface GatewayService extends Service {
   beginDrain: () => void;
   specOf(req: Req): RouteSpec | undefined;
   readUpload(ctx: Context<unknown, AuthMeta>, req: Req, storeId: string): Promise<Record<string, unknown>>;
+  receiveUpload(ctx: Context<unknown, AuthMeta>, req: Req): Promise<Record<string, unknown>>;
   sendJson(res: Res, status: number, body: unknown, headers?: Record<string, string>): void;
   microcacheSlot(req: Req, params: Record<string, unknown>): MicrocacheSlot | null;
   keepAnswer(req: Req, res: Res, json: JsonBody): void;
@@ -201,8 +220,15 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
   mixins: [ApiGateway as unknown as Partial<ServiceSchema>],
 
   settings: {
-    port: 3000,
-    ip: "0.0.0.0",
+    // The gateway owns its HTTP server (moleculer-web's documented `server: false`): created with explicit
+    // time bounds (gateway/http-bounds) and listening on several sockets (gateway/acceptors).
+    server: false,
+    // Each request's time budget: the whole HTTP request runs as one call of `rest` (see below).
+    rootCallOptions(this: GatewayService, options: { timeout?: number }, req: Req) {
+      req.$arrivedAt = Date.now();
+      options.timeout =
+        requestBudgetMs(this.config, isUploadRequest(req.method, req.url)) + REST_TIMEOUT_MARGIN_MS;
+    },
     // Request logging is off the hot path; errors are logged where they are mapped.
     logRequest: null,
     logResponse: null,
@@ -259,6 +285,10 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
     // level down, on the calls to the services, where they are safe.
     rest: {
       retryPolicy: noRetry,
+      // The bulkhead bounds calls to services (each of which this request makes as its own call); counted
+      // here it would put every HTTP request in one queue, where slow uploads took the capacity of reads.
+      // Uploads have bounds of their own (gateway/upload-slots), and every request a time budget.
+      bulkhead: { enabled: false },
       // The request's span is made here (gateway/request-span), not by Moleculer's action tracing, whose
       // span would end before an error's answer is written and so could not tell the status.
       tracing: false,
@@ -372,7 +402,8 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
       }
       let body: Record<string, unknown> = {};
       if (spec.body === "json-object" || spec.body === "json-object-or-null") {
-        body = parseJsonBody(await readRaw(req, this.config.requestBodyLimitBytes), spec.body);
+        const raw = await readRaw(req, this.config.requestBodyLimitBytes, this.bodyBounds(req));
+        body = parseJsonBody(raw, spec.body);
       }
       req.$params = { ...body, ...headers, ...query, ...path };
     },
@@ -385,6 +416,16 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
       const userId = ctx.meta.user?.id;
       if (!userId) throw new NotAuthenticatedError();
       await call(ctx, "stores.checkEventPermission", { store_id: storeId, user_id: userId });
+      const release = this.uploads.take(userId);
+      try {
+        return await this.receiveUpload(ctx, req);
+      } finally {
+        release();
+      }
+    },
+
+    /** The multipart body, its picture streamed to the stores service as it arrives. */
+    async receiveUpload(this: GatewayService, ctx: Context<unknown, AuthMeta>, req: Req) {
       const form = await readEventMultipart(
         req,
         { fileBytes: this.config.pictureMaxBytes, fields: 40, fieldBytes: 64 * 1024 },
@@ -397,8 +438,15 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
             discard: (id, nodeID) => ctx.call("stores.discardStaged", { staged_id: id }, { nodeID }),
           }),
         (stagedId) => call(ctx, "stores.discardStaged", { staged_id: stagedId }),
+        this.bodyBounds(req),
       );
       return { fields: form.fields, picture: form.picture };
+    },
+
+    /** How long this request's body may go without a byte, and when it must be in. */
+    bodyBounds(this: GatewayService, req: Req): BodyBounds {
+      const budget = requestBudgetMs(this.config, isUploadRequest(req.method, req.url));
+      return { idleMs: this.config.httpBodyIdleTimeoutMs, deadline: (req.$arrivedAt ?? Date.now()) + budget };
     },
 
     /** RATE_LIMITS, per caller: the user, else the API key, else the client address. */
@@ -550,6 +598,11 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
         // still arriving after two seconds (a huge upload) is cut off by closing the connection.
         // (No "Connection: close": Node would then close the socket as soon as the answer is out.)
         res.once("finish", () => {
+          // A body that timed out is not waited for: its client has stopped sending.
+          if (mapped.status === 408) {
+            req.socket?.destroy();
+            return;
+          }
           req.resume();
           setTimeout(() => {
             if (!req.complete) req.socket?.destroy();
@@ -600,25 +653,28 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
     this.responses = new ResponseCache(this.config.responseCacheMs, 10_000);
     this.takesRawJson = this.config.transporter === "" || this.config.serializer === "Hybrid";
     this.openApi = buildOpenApi(routes, this.config.publicUrl);
+    this.uploads = new UploadSlots(this.config.uploadsMax, this.config.uploadsMaxPerCaller);
+    this.server = http.createServer(httpServerOptions(this.config), this.express());
+    this.server.on("error", (err) => this.logger.error("HTTP server error", err));
     // What Node's HTTP parser refuses is answered in the spec's shape too (gateway/client-error).
     this.server.on("clientError", answerClientError);
-    this.settings.port = this.config.port;
-    this.settings.ip = this.config.host;
-    // moleculer-web has created its server by now (the mixin's `created` runs first).
     this.drain = new HttpDrain(this.server, () => this.stopAccepting());
-    // moleculer-web's `started` listens with server.listen(port, ip, callback): several listening
-    // sockets instead (gateway/acceptors), so a burst of new connections is not accepted one per turn.
-    this.server.listen = ((port: number, host: string, done: (err?: unknown) => void) => {
-      openAcceptors(this.server, port, host, this.config.httpAcceptors).then((acceptors) => {
-        this.acceptors = acceptors;
-        done();
-      }, done);
-      return this.server;
-    }) as GatewayService["server"]["listen"];
     this.beginDrain = () => this.drain.begin();
   },
 
-  started(this: GatewayService) {
+  async started(this: GatewayService) {
+    // Several listening sockets (gateway/acceptors), so a burst of new connections is not accepted one
+    // per event-loop turn.
+    this.acceptors = await openAcceptors(
+      this.server,
+      this.config.port,
+      this.config.host,
+      this.config.httpAcceptors,
+    );
+    const address = this.server.address();
+    if (address && typeof address === "object") {
+      this.logger.info(`API Gateway listening on http://${address.address}:${address.port}`);
+    }
     // The stop begins: take no new connections while Moleculer waits for the requests in flight.
     this.broker.localBus.on(STOPPING_EVENT, this.beginDrain);
   },

@@ -84,7 +84,7 @@ export function toHttpError(err: unknown, spec?: RouteSpec): HttpError {
     const headers: Record<string, string> = {};
     if (code === 401 && spec?.auth === "bearer") headers["WWW-Authenticate"] = "Bearer";
     const retryAfter = (e.data as { retryAfter?: number } | undefined)?.retryAfter;
-    if (code === 429 && retryAfter) headers["Retry-After"] = String(retryAfter);
+    if ((code === 429 || code === 503) && retryAfter) headers["Retry-After"] = String(retryAfter);
     return detail(code, message, Object.keys(headers).length > 0 ? headers : undefined);
   }
   // Moleculer's and moleculer-web's own errors.

@@ -8,6 +8,7 @@ import type { Readable } from "node:stream";
 import busboy from "busboy";
 import type { StagedPicture } from "../../shared/contracts/stores";
 import { BadRequestError, PayloadTooLargeError, UnsupportedMediaTypeError } from "../../shared/errors";
+import { watchBody, type BodyBounds } from "./body-watch";
 
 export interface MultipartLimits {
   fileBytes: number;
@@ -27,6 +28,7 @@ export function readEventMultipart(
   limits: MultipartLimits,
   stage: (file: Readable) => Promise<StagedPicture>,
   discard: (stagedId: string) => Promise<unknown>,
+  bounds?: BodyBounds,
 ): Promise<MultipartForm> {
   if (!/^multipart\/form-data/i.test(req.headers["content-type"] ?? "")) {
     return Promise.reject(new UnsupportedMediaTypeError("Content-Type must be multipart/form-data"));
@@ -101,12 +103,14 @@ export function readEventMultipart(
         (err: Error) => fail(err),
       );
     });
-    req.on("aborted", () => {
-      const err = new BadRequestError("Request aborted");
-      // The picture's stream would otherwise wait forever for bytes that will not come.
+    // The picture's stream would otherwise wait forever for bytes that will not come; destroyed, it
+    // makes the upload discard what it staged.
+    const cutOff = (err: Error) => {
       if (activeFile && !activeFile.destroyed) activeFile.destroy(err);
       fail(err);
-    });
+    };
+    req.on("aborted", () => cutOff(new BadRequestError("Request aborted")));
     req.pipe(bb);
+    if (bounds) watchBody(req, bounds, cutOff);
   });
 }

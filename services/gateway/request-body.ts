@@ -5,10 +5,11 @@
  */
 import type { IncomingMessage } from "node:http";
 import { PayloadTooLargeError, RequestValidationError } from "../../shared/errors";
+import { watchBody, type BodyBounds } from "./body-watch";
 import { jsonErrorPosition } from "./json-error-position";
 import type { BodyKind } from "./routes";
 
-export function readRaw(req: IncomingMessage, limit: number): Promise<Buffer> {
+export function readRaw(req: IncomingMessage, limit: number, bounds?: BodyBounds): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const declared = Number(req.headers["content-length"]);
     if (Number.isFinite(declared) && declared > limit) {
@@ -30,6 +31,12 @@ export function readRaw(req: IncomingMessage, limit: number): Promise<Buffer> {
     req.on("data", onData);
     req.once("end", () => resolve(Buffer.concat(chunks)));
     req.once("error", reject);
+    if (bounds) {
+      watchBody(req, bounds, (err) => {
+        req.off("data", onData);
+        reject(err);
+      });
+    }
   });
 }
 

@@ -238,3 +238,16 @@ export function originOf(
   }
   return "body";
 }
+
+/** Method and path pattern of every upload route (a multipart body), matched before alias resolution. */
+const uploadPatterns = routes
+  .filter((r) => r.body === "multipart")
+  .map((r) => ({
+    method: r.method,
+    path: new RegExp(`^${r.path.replace(/:[A-Za-z_]+/g, "[^/?#]+")}/?(?:[?#]|$)`),
+  }));
+
+/** Whether a request is for an upload route: it gets the upload's time bounds (see the gateway). */
+export function isUploadRequest(method: string | undefined, url: string | undefined): boolean {
+  return uploadPatterns.some((p) => p.method === method && p.path.test(url ?? ""));
+}

@@ -199,6 +199,48 @@ export const configSchema = {
     int(1024),
   ),
   mediaDir: entry("MEDIA_DIR", "", "Folder of uploaded pictures (empty: DATA_DIR/media)", str),
+  uploadsMax: entry(
+    "UPLOADS_MAX",
+    "32",
+    "Store-event uploads one gateway process receives at once; more are answered 503 with Retry-After",
+    int(1, 10_000),
+  ),
+  uploadsMaxPerCaller: entry(
+    "UPLOADS_MAX_PER_CALLER",
+    "4",
+    "Store-event uploads one user may send at once to one gateway process; more are answered 503 with Retry-After",
+    int(1, 10_000),
+  ),
+  uploadTimeoutMs: entry(
+    "UPLOAD_TIMEOUT_MS",
+    "120000",
+    "Longest a store-event upload may take, from its headers to its answer (408 while its body is still arriving, else 504)",
+    int(1000, 3_600_000),
+  ),
+  httpRequestTimeoutMs: entry(
+    "HTTP_REQUEST_TIMEOUT_MS",
+    "30000",
+    "Longest any other request may take, from its headers to its answer (408 while its body is still arriving, else 504)",
+    int(1000, 3_600_000),
+  ),
+  httpHeadersTimeoutMs: entry(
+    "HTTP_HEADERS_TIMEOUT_MS",
+    "10000",
+    "Longest a client may take to send a request's headers; the connection is then answered 408 and closed",
+    int(1000, 600_000),
+  ),
+  httpBodyIdleTimeoutMs: entry(
+    "HTTP_BODY_IDLE_TIMEOUT_MS",
+    "10000",
+    "Longest a request body may go without a byte while the gateway waits for it; then 408 and the connection is closed",
+    int(1000, 600_000),
+  ),
+  httpKeepAliveTimeoutMs: entry(
+    "HTTP_KEEP_ALIVE_TIMEOUT_MS",
+    "5000",
+    "How long an idle keep-alive connection stays open for its next request",
+    int(100, 600_000),
+  ),
   multicastMaxRecipients: entry(
     "MULTICAST_MAX_RECIPIENTS",
     "100000",

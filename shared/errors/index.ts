@@ -22,6 +22,8 @@ export const ErrorType = {
   UNSUPPORTED_MEDIA_TYPE: "UNSUPPORTED_MEDIA_TYPE",
   NOT_IMPLEMENTED: "NOT_IMPLEMENTED",
   RATE_LIMITED: "RATE_LIMITED",
+  BODY_TIMEOUT: "BODY_TIMEOUT",
+  UPLOADS_BUSY: "UPLOADS_BUSY",
 } as const;
 export type ErrorType = (typeof ErrorType)[keyof typeof ErrorType];
 
@@ -69,6 +71,20 @@ export class UserRemovedError extends AppError {
 export class ForbiddenError extends AppError {
   constructor(message = "Not enough permissions") {
     super(message, 403, ErrorType.FORBIDDEN);
+  }
+}
+
+/** A request body stopped arriving, or did not arrive in time: answered 408, then the connection is closed. */
+export class BodyTimeoutError extends AppError {
+  constructor(message: string) {
+    super(message, 408, ErrorType.BODY_TIMEOUT);
+  }
+}
+
+/** Every upload slot (of the gateway, or of this caller) is taken: 503 with Retry-After. */
+export class UploadsBusyError extends AppError {
+  constructor(message: string, retryAfterSeconds: number) {
+    super(message, 503, ErrorType.UPLOADS_BUSY, { retryAfter: retryAfterSeconds });
   }
 }
 

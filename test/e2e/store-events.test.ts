@@ -273,10 +273,23 @@ describe("POST /stores/{store_id}/events", () => {
     expect(res.status).toBe(401);
   });
 
-  it("when 20 uploads run at once, then all succeed with distinct events, rounds and pictures", async () => {
+  it("when 20 managers of a store upload at once, then all succeed with distinct events, rounds and pictures", async () => {
+    // One upload per manager: a caller's own uploads at once are bounded (UPLOADS_MAX_PER_CALLER).
+    const managers = await Promise.all(Array.from({ length: 20 }, () => newUser(sys.broker, "manager")));
+    const store = await sys.broker.call<any, any>("stores.createStore", {
+      name: "Busy store",
+      manager_ids: managers.map((m) => m.id),
+      is_blogger: false,
+    });
     const pictures = Array.from({ length: 20 }, (_, i) => pngBytes(10_000 + i));
     const results = await Promise.all(
-      pictures.map((p) => post(eventForm(eventFields({ name: `Concurrent ${p.length}` }), p))),
+      pictures.map((p, i) =>
+        post(
+          eventForm(eventFields({ name: `Concurrent ${p.length}` }), p),
+          managers[i].access_token,
+          store.id,
+        ),
+      ),
     );
     const bodies: any[] = await Promise.all(results.map((r) => r.json()));
     expect(results.map((r) => r.status)).toEqual(Array(20).fill(200));

@@ -1,0 +1,40 @@
+/**
+ * The HTTP server's time bounds, all from the configuration (docs: the configuration table). Node's
+ * defaults fit a general-purpose server, not a mobile API behind which a stalled client holds a socket,
+ * parser state and possibly an upload: a minute for the headers, five for the whole request, and checks
+ * only every 30 s. Here:
+ * - headers: HTTP_HEADERS_TIMEOUT_MS (Node's headersTimeout), checked every second;
+ * - a body without a byte: HTTP_BODY_IDLE_TIMEOUT_MS (gateway/body-watch);
+ * - the whole request, headers in to answer out: HTTP_REQUEST_TIMEOUT_MS, or UPLOAD_TIMEOUT_MS for an
+ *   upload (the body readers' deadline, then the `rest` call's timeout);
+ * - an idle keep-alive connection: HTTP_KEEP_ALIVE_TIMEOUT_MS.
+ */
+import type { ServerOptions } from "node:http";
+import type { Config } from "../../shared/config";
+
+/** How often Node looks for connections past their header or request time (its default is 30 s). */
+export const CONNECTION_CHECK_MS = 1000;
+
+/**
+ * The `rest` call's timeout exceeds the body readers' deadline by this much, so a body still arriving
+ * at the deadline is answered 408 by its reader, and only a slow answer meets the call's 504.
+ */
+export const REST_TIMEOUT_MARGIN_MS = 1000;
+
+/** The whole time a request may take, from the gateway taking it to its answer. */
+export const requestBudgetMs = (config: Config, upload: boolean): number =>
+  upload ? config.uploadTimeoutMs : config.httpRequestTimeoutMs;
+
+export function httpServerOptions(config: Config): ServerOptions {
+  return {
+    headersTimeout: config.httpHeadersTimeoutMs,
+    // Node's own bound on receiving a whole request, counted from its first byte: a backstop behind the
+    // body readers' bounds (which answer first, in the spec's shape), for bodies no reader waits for.
+    requestTimeout:
+      config.httpHeadersTimeoutMs +
+      Math.max(config.httpRequestTimeoutMs, config.uploadTimeoutMs) +
+      2 * REST_TIMEOUT_MARGIN_MS,
+    keepAliveTimeout: config.httpKeepAliveTimeoutMs,
+    connectionsCheckingInterval: CONNECTION_CHECK_MS,
+  };
+}
