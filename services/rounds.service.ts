@@ -27,7 +27,7 @@ import { StoreEventCreatedEvent } from "../shared/contracts/stores";
 import { DuplicateKeyError } from "../shared/storage";
 import type { OutboxRelay } from "../shared/outbox";
 import { Channels, factChannel, factHandler } from "../shared/runtime/channels";
-import { startOutboxRelay } from "../shared/runtime/relay";
+import { startOutboxRelay } from "../shared/runtime/start-outbox-relay";
 import { traceContextOf } from "../shared/tracing/propagation";
 
 interface RoundsService extends Service {
