@@ -14,8 +14,9 @@ import { tracingOptions } from "../shared/tracing";
 import { redisClientOptions } from "../shared/runtime/redis-options";
 
 /**
- * Durable messaging (the notifier's jobs) rides on NATS JetStream when the transporter is NATS. Without
- * it (embedded), there is no channel middleware and the notifier uses its store-backed queue.
+ * Durable messaging rides on NATS JetStream when the transporter is NATS: the notifier's jobs, and the
+ * facts the outboxes publish (shared/runtime/channels). Without it (embedded), there is no channel
+ * middleware: the notifier uses its store-backed queue, and a fact goes straight to its local consumers.
  */
 function channelsMiddleware(config: Config): Middleware[] {
   if (!config.transporter.startsWith("nats://")) return [];
