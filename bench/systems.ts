@@ -9,7 +9,7 @@ import fs from "node:fs";
 import type { ChildProcess } from "node:child_process";
 import type { ServiceBroker } from "moleculer";
 import { loadConfig } from "../shared/config";
-import { createBroker } from "../shared/runtime/broker";
+import { createBroker } from "../app/broker";
 import { startCluster, type ClusterOptions } from "../test/support/cluster";
 import { stopProcess as stopChild } from "../test/support/processes";
 import type { Fixtures } from "./fixtures";

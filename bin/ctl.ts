@@ -10,7 +10,7 @@ import { isEmbedded, loadConfig, type Config } from "../shared/config";
 import { call } from "../shared/contracts";
 import { dbDir, writeManifest } from "../shared/ops/embedded";
 import { seed } from "../shared/ops/seed";
-import { createBroker } from "../shared/runtime/broker";
+import { createBroker } from "../app/broker";
 import { acquireLock, releaseLock } from "../shared/storage/nedb";
 
 const usage = `Usage: npm run -s ctl -- <command>

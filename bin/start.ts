@@ -8,7 +8,7 @@ import type { Server } from "node:http";
 import { isEmbedded, loadConfig } from "../shared/config";
 import { embeddedStoreIsEmpty, writeManifest } from "../shared/ops/embedded";
 import { seed } from "../shared/ops/seed";
-import { createBroker } from "../shared/runtime/broker";
+import { createBroker } from "../app/broker";
 import { installCrashHandlers } from "../shared/runtime/crash";
 import { startHealthServer } from "../shared/runtime/health-server";
 import { stopOnSignals } from "../shared/runtime/shutdown";

@@ -124,7 +124,7 @@ const NotifierServiceSchema: ServiceSchema<Record<string, never>, NotifierServic
     },
   },
 
-  // Used only when the broker has the channels middleware (a NATS transporter, see moleculer.config.ts).
+  // Used only when the broker has the channels middleware (a NATS transporter, see app/broker-options.ts).
   channels: {
     [JOBS_CHANNEL]: {
       group: "notifier",

@@ -15,13 +15,8 @@ import { getRound, getRoundJson, joinRound, type RoundsDeps } from "./rounds/rou
 import { RoundJson } from "./rounds/round-json";
 import { RawJson, type RawJsonMeta } from "../shared/runtime/raw-json";
 import { renderedUntil } from "./rounds/round-view";
-import {
-  joinedEvent,
-  pendingJoin,
-  RoundsRepository,
-  type RoundDoc,
-  type RoundRead,
-} from "./rounds/rounds.repository";
+import { joinedEvent, pendingJoin, RoundsRepository } from "./rounds/rounds.repository";
+import type { RoundDoc, RoundRead } from "./rounds/round-doc";
 import { FullRounds } from "./rounds/full-rounds";
 import { randomUUID } from "node:crypto";
 import { LocalCache } from "../shared/runtime/local-cache";
@@ -32,7 +27,7 @@ import { StoreEventCreatedEvent } from "../shared/contracts/stores";
 import { DuplicateKeyError } from "../shared/storage";
 import type { OutboxRelay } from "../shared/outbox";
 import { Channels, factChannel, factHandler } from "../shared/runtime/channels";
-import { startOutboxRelay } from "../shared/runtime/relay";
+import { startOutboxRelay } from "../shared/runtime/start-outbox-relay";
 import { traceContextOf } from "../shared/tracing/propagation";
 
 interface RoundsService extends Service {

@@ -23,7 +23,7 @@ import type { Config } from "../shared/config";
 import { BadRequestError, NotAuthenticatedError, NotFoundError } from "../shared/errors";
 import { noRetry, serviceConfig, serviceStore } from "../shared/runtime";
 import type { OutboxRelay } from "../shared/outbox";
-import { startOutboxRelay } from "../shared/runtime/relay";
+import { startOutboxRelay } from "../shared/runtime/start-outbox-relay";
 import { traceContextOf } from "../shared/tracing/propagation";
 import { LocalBlobStore } from "./stores/blob-store";
 import { createStoreEvent, managedStore } from "./stores/store-events";

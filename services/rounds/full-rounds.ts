@@ -4,7 +4,7 @@
  * answers every later join exactly. A stampede's losers are then refused from memory, without reading
  * the round (a copy of the whole document, members and all) or queuing behind the winners' writes.
  */
-import type { RoundRead } from "./rounds.repository";
+import type { RoundRead } from "./round-doc";
 
 export type FullRound = Pick<
   RoundRead,

@@ -15,7 +15,7 @@
  * One batch per round is in the store at a time: what arrives while it is written is the next batch.
  */
 import type { OutboxEntry } from "../../shared/outbox";
-import type { MemberEntry, RoundDoc, RoundRead } from "./rounds.repository";
+import type { MemberEntry, RoundDoc, RoundRead } from "./round-doc";
 
 /** What a join knows of its round: the fixed fields its update and announcement need, and the count. */
 export type JoinTarget = Pick<

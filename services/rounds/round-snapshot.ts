@@ -5,7 +5,7 @@
  */
 import type { ItemInfo } from "../../shared/contracts/stores";
 import type { UserProfile } from "../../shared/contracts/users";
-import type { RoundDoc, RoundRead } from "./rounds.repository";
+import type { RoundDoc, RoundRead } from "./round-doc";
 
 export interface SnapshotMember {
   user_id: string;

@@ -10,7 +10,8 @@ import { ConflictError, NotFoundError, RequestValidationError } from "../../shar
 import { checkAttributes } from "./join-rules";
 import { isMember, type RoundSnapshot } from "./round-snapshot";
 import { isEndedAt, renderRound } from "./round-view";
-import type { RoundDoc, RoundRead, RoundsRepository } from "./rounds.repository";
+import type { RoundDoc, RoundRead } from "./round-doc";
+import type { RoundsRepository } from "./rounds.repository";
 import type { FullRound, FullRounds } from "./full-rounds";
 import type { RoundJson } from "./round-json";
 import type { TraceContext } from "../../shared/tracing/propagation";

@@ -4,61 +4,13 @@
  * update: active, not ended, not full, not yet a member → add the member and count it.
  */
 import { randomBytes, randomUUID } from "node:crypto";
-import {
-  DuplicateKeyError,
-  type Collection,
-  type DeepReadonly,
-  type Filter,
-  type Store,
-} from "../../shared/storage";
-import {
-  DocumentOutbox,
-  outboxEntry,
-  withOutboxEntries,
-  type OutboxFields,
-  type PendingEntry,
-} from "../../shared/outbox";
+import { DuplicateKeyError, type Collection, type Filter, type Store } from "../../shared/storage";
+import { DocumentOutbox, outboxEntry, withOutboxEntries, type PendingEntry } from "../../shared/outbox";
 import type { TraceContext } from "../../shared/tracing/propagation";
 import { Channels } from "../../shared/runtime/channels";
 import type { CreateRoundParams, RoundMemberJoinedEvent } from "../../shared/contracts/rounds";
-import type { RoundLocation } from "../../shared/contracts/round";
 import { JoinBatches, type JoinTarget, type SeatClaim } from "./join-batches";
-
-export interface MemberEntry {
-  status: "joined";
-  joined_at: Date;
-  attributes: number[];
-}
-
-/** A round as read on the hot path: the store's own object, not to be changed (Collection.readById). */
-export type RoundRead = DeepReadonly<RoundDoc>;
-
-/** A round, with the joins it still has to announce in its outbox (written by the join itself). */
-export interface RoundDoc extends OutboxFields {
-  _id: string;
-  uniq_id: string;
-  owner_id: string;
-  item_id: string;
-  entry_fee: string;
-  currency: string;
-  variant: "standard" | "event";
-  is_active: boolean;
-  is_private: boolean;
-  is_ended: boolean;
-  is_event: boolean;
-  start_time: Date | null;
-  end_time: Date | null;
-  max_members_count: number;
-  members_count: number;
-  /** Incremented by every change; cached snapshots are keyed by it, so a stale one is never read. */
-  rev: number;
-  members: Record<string, MemberEntry>;
-  favorites: Record<string, true>;
-  question: { id: number | null; theme: string; emoji: string | null; category: string };
-  certificate: { id: string; text: string; discount_percent: number };
-  locations: RoundLocation[];
-  created_at: Date;
-}
+import type { MemberEntry, RoundDoc, RoundRead } from "./round-doc";
 
 /** Short human-readable code, e.g. "R-7K2QX9" (no 0/O/1/I to avoid misreading). */
 function newUniqId(): string {

@@ -20,7 +20,6 @@ export const ErrorType = {
   PAYLOAD_TOO_LARGE: "PAYLOAD_TOO_LARGE",
   BAD_REQUEST: "BAD_REQUEST",
   UNSUPPORTED_MEDIA_TYPE: "UNSUPPORTED_MEDIA_TYPE",
-  NOT_IMPLEMENTED: "NOT_IMPLEMENTED",
   RATE_LIMITED: "RATE_LIMITED",
   BODY_TIMEOUT: "BODY_TIMEOUT",
   UPLOADS_BUSY: "UPLOADS_BUSY",
@@ -115,12 +114,6 @@ export class BadRequestError extends AppError {
 export class UnsupportedMediaTypeError extends AppError {
   constructor(message: string) {
     super(message, 415, ErrorType.UNSUPPORTED_MEDIA_TYPE);
-  }
-}
-
-export class NotImplementedError extends AppError {
-  constructor() {
-    super("Not implemented", 501, ErrorType.NOT_IMPLEMENTED);
   }
 }
 

@@ -13,29 +13,7 @@
 import { createHash } from "node:crypto";
 import type { Collection, Update } from "../storage";
 import type { TraceContext } from "../tracing/propagation";
-
-export interface OutboxEntry<P = unknown> {
-  /** Derived from the channel and what the entry announces: the same fact always has the same id. */
-  id: string;
-  channel: string;
-  payload: P;
-  recorded_at: Date;
-  /**
-   * The trace of the request that recorded the fact (tracing on only), so its handling continues that
-   * trace wherever and whenever it happens (shared/tracing/propagation). Older entries have none.
-   */
-  trace?: TraceContext;
-}
-
-/** The two fields a document carries while it has facts to publish. */
-export interface OutboxFields {
-  outbox?: Record<string, OutboxEntry>;
-  /**
-   * How many entries `outbox` holds, absent when none: what the relay's query and its sparse index look
-   * at, so the index holds only the documents with facts to publish.
-   */
-  outbox_size?: number;
-}
+import type { OutboxEntry, OutboxFields, OutboxSource, PendingEntry } from "./entry";
 
 /** An entry for `channel` announcing the fact named by `key` (e.g. round and user of a join). */
 export function outboxEntry<P>(
@@ -63,19 +41,6 @@ export function withOutboxEntries(update: Update, entries: OutboxEntry[]): Updat
   for (const entry of entries) set[`outbox.${entry.id}`] = entry;
   const inc = (update.$inc ?? {}) as Record<string, number>;
   return { ...update, $set: set, $inc: { ...inc, outbox_size: entries.length } };
-}
-
-/** A recorded entry and the document holding it. */
-export interface PendingEntry {
-  docId: string | number;
-  entry: OutboxEntry;
-}
-
-/** The entries of one collection still to publish, and their acknowledgement. */
-export interface OutboxSource {
-  pending(limit: number): Promise<PendingEntry[]>;
-  /** Removes the entry; a second acknowledgement (two relays) changes nothing. */
-  acknowledge(p: PendingEntry): Promise<void>;
 }
 
 export class DocumentOutbox<T extends { _id: string | number } & OutboxFields> implements OutboxSource {
@@ -161,4 +126,5 @@ interface AckBatch {
   waiters: { resolve: () => void; reject: (err: unknown) => void }[];
 }
 
-export { OutboxRelay, type RelayOptions, type Publish } from "./relay";
+export type { OutboxEntry, OutboxFields, OutboxSource, PendingEntry } from "./entry";
+export { OutboxRelay, type RelayOptions, type Publish } from "./outbox-relay";

@@ -6,8 +6,10 @@
  * serving reads). Flushing at `setImmediate` instead sends everything queued during one turn of the
  * event loop in one write; when idle, that turn ends at once, so a lone request waits no longer.
  *
- * nats.js has no option for this; `sendCommand` is wrapped, and a buffer above the client's own
- * limit is still flushed inline, as before.
+ * nats.js has no option for this; `ProtocolHandler.prototype.sendCommand` is replaced, for every
+ * connection in the process, by a method of our own (it does not call the original, so a change to the
+ * client's method is not picked up). A buffer above the client's own limit is still flushed inline, as
+ * before.
  */
 // nats.js does not export its protocol handler in its typings.
 // eslint-disable-next-line @typescript-eslint/no-require-imports

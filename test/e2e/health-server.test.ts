@@ -1,6 +1,6 @@
 import type { AddressInfo } from "node:net";
 import { loadConfig } from "../../shared/config";
-import { createBroker } from "../../shared/runtime/broker";
+import { createBroker } from "../../app/broker";
 import { startHealthServer } from "../../shared/runtime/health-server";
 import { testEnv } from "../support/system";
 

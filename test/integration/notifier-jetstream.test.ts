@@ -9,7 +9,7 @@ import type { ServiceBroker } from "moleculer";
 import { connect } from "nats";
 import { loadConfig } from "../../shared/config";
 import { seed, type DemoManifest } from "../../shared/ops/seed";
-import { createBroker } from "../../shared/runtime/broker";
+import { createBroker } from "../../app/broker";
 import { requireBinary, startNatsServer, type RunningBroker } from "../support/brokers";
 import { testEnv } from "../support/system";
 

@@ -3,7 +3,8 @@
  * as a raw findOneAndUpdate and through RoundsRepository.addMember, and that its conditions refuse.
  */
 import type { CreateRoundParams } from "../../shared/contracts/rounds";
-import { pendingJoin, RoundsRepository, type RoundDoc } from "../../services/rounds/rounds.repository";
+import { pendingJoin, RoundsRepository } from "../../services/rounds/rounds.repository";
+import type { RoundDoc } from "../../services/rounds/round-doc";
 import { describeEachEngine, freshCollection, uid } from "./engines";
 
 const SEATS = 5;

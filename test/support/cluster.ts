@@ -15,7 +15,7 @@ import os from "node:os";
 import path from "node:path";
 import type { ServiceBroker, ServiceSchema } from "moleculer";
 import { loadConfig, type Config } from "../../shared/config";
-import { createBroker } from "../../shared/runtime/broker";
+import { createBroker } from "../../app/broker";
 import { dbDir, MongoStore } from "../../shared/storage";
 import { freePort, startNatsServer, startRedisServer, type RunningBroker } from "./brokers";
 import { dropDatabase, mongoForTests, uniqueDatabaseName, withDatabase } from "./mongo";

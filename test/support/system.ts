@@ -16,7 +16,7 @@ import { check } from "../../shared/validation";
 import { checkContract } from "./contract";
 import { call } from "../../shared/contracts";
 import { seed, type DemoManifest, type ManifestUser } from "../../shared/ops/seed";
-import { createBroker } from "../../shared/runtime/broker";
+import { createBroker } from "../../app/broker";
 import { storeOf } from "../../shared/storage";
 import { startCluster, type Cluster } from "./cluster";
 import type { StoreReader } from "./store-reader";

@@ -7,7 +7,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { parse, parseAllDocuments } from "yaml";
 import { configSchema } from "../../shared/config";
-import { serviceSchemas } from "../../shared/runtime/broker";
+import { serviceSchemas } from "../../app/broker";
 import { AS_DEPLOYED } from "../support/deployed";
 
 const root = path.resolve(__dirname, "../..");

@@ -4,7 +4,7 @@
  */
 import { buildSnapshot, type RoundSnapshot } from "../../services/rounds/round-snapshot";
 import { moscow } from "../../shared/ops/fixtures";
-import type { RoundDoc } from "../../services/rounds/rounds.repository";
+import type { RoundDoc } from "../../services/rounds/round-doc";
 import type { GroupedAttributeValue, RoundLocation } from "../../shared/contracts/round";
 import type { ItemInfo } from "../../shared/contracts/stores";
 import type { UserProfile } from "../../shared/contracts/users";

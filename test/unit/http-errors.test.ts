@@ -6,7 +6,6 @@ import {
   ForbiddenError,
   NotAuthenticatedError,
   NotFoundError,
-  NotImplementedError,
   PayloadTooLargeError,
   RequestValidationError,
   TokenInvalidError,
@@ -35,7 +34,6 @@ describe("toHttpError with the project's own errors", () => {
       413,
       "Request body too large (limit 1024 bytes)",
     ],
-    [new NotImplementedError(), 501, "Not implemented"],
   ])("when the error is %p, then it is %p with its message as detail", (err, status, text) => {
     const mapped = toHttpError(err, joinRoute);
     expect(mapped.status).toBe(status);

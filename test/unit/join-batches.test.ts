@@ -4,7 +4,7 @@
  * exact on the real engines is in test/storage/rounds.test.ts.
  */
 import { JoinBatches, type JoinTarget, type SeatClaim } from "../../services/rounds/join-batches";
-import type { RoundDoc } from "../../services/rounds/rounds.repository";
+import type { RoundDoc } from "../../services/rounds/round-doc";
 
 const round = (members_count = 0, max_members_count = 3): JoinTarget => ({
   _id: "r1",

@@ -4,7 +4,7 @@
  * retried refresh would look like token reuse and revoke the family; a retried chunk would corrupt a
  * picture. These actions must opt out.
  */
-import { serviceSchemas } from "../../shared/runtime/broker";
+import { serviceSchemas } from "../../app/broker";
 
 const notIdempotent = [
   "auth.refresh",

@@ -1,6 +1,7 @@
 import { buildSnapshot } from "../../services/rounds/round-snapshot";
 import { getRound, joinRound, type RoundsDeps } from "../../services/rounds/rounds.domain";
-import { joinedEvent, type RoundDoc } from "../../services/rounds/rounds.repository";
+import { joinedEvent } from "../../services/rounds/rounds.repository";
+import type { RoundDoc } from "../../services/rounds/round-doc";
 import { FullRounds } from "../../services/rounds/full-rounds";
 import { RoundMemberJoinedEvent } from "../../shared/contracts/rounds";
 import { Round } from "../../shared/contracts/round";

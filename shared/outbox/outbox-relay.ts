@@ -1,5 +1,6 @@
 /**
- * Publishes what an outbox holds. A run publishes every pending entry, oldest first, and acknowledges
+ * Publishes what an outbox holds, through whatever `Publish` it is given (a service starts one with
+ * shared/runtime/start-outbox-relay). A run publishes every pending entry, oldest first, and acknowledges
  * each one the channel took; an entry whose publication failed stays where it is for the next run. Runs
  * happen at start, on every `sweepMs` tick (entries left by a failure, a crash, or another instance of
  * the service), and when a change asks for one (`deliver`, which first tries its own entry directly, so
@@ -8,7 +9,7 @@
  * needs). Removing the entry from its document follows on its own, since a fact published twice (a
  * crash before the removal) is dropped by the channel and ignored by its consumers.
  */
-import type { OutboxEntry, OutboxSource, PendingEntry } from "./index";
+import type { OutboxEntry, OutboxSource, PendingEntry } from "./entry";
 
 /** Hands an entry to its channel; resolves once the channel has taken it (durably, where it can). */
 export type Publish = (entry: OutboxEntry) => Promise<void>;

@@ -1,21 +1,22 @@
 /**
- * Broker options, derived from the validated configuration (shared/config). The same options serve the
- * embedded mode (no transporter, memory cacher, one process) and the distributed one (NATS, Redis, one
- * service per process).
+ * Broker options, derived from the validated configuration (shared/config); only the composition root
+ * (./broker) uses them. The same options serve the embedded mode (no transporter, memory cacher, one
+ * process) and the distributed one (NATS, Redis, one service per process).
  */
 import type { BrokerOptions, Middleware } from "moleculer";
 import { Middleware as ChannelsMiddleware } from "@moleculer/channels";
-import type { Config } from "./shared/config";
-import { LIVE_PROBE_METADATA, LivenessMiddleware } from "./shared/runtime/liveness";
-import { RequestLogMiddleware } from "./shared/runtime/request-log";
-import { HybridSerializer } from "./shared/runtime/serializer";
-import { AjvValidator } from "./shared/validation";
-import { tracingOptions } from "./shared/tracing";
-import { redisClientOptions } from "./shared/runtime/redis-options";
+import type { Config } from "../shared/config";
+import { LIVE_PROBE_METADATA, LivenessMiddleware } from "../shared/runtime/liveness";
+import { RequestLogMiddleware } from "../shared/runtime/request-log";
+import { HybridSerializer } from "../shared/runtime/serializer";
+import { AjvValidator } from "../shared/validation";
+import { tracingOptions } from "../shared/tracing";
+import { redisClientOptions } from "../shared/runtime/redis-options";
 
 /**
- * Durable messaging (the notifier's jobs) rides on NATS JetStream when the transporter is NATS. Without
- * it (embedded), there is no channel middleware and the notifier uses its store-backed queue.
+ * Durable messaging rides on NATS JetStream when the transporter is NATS: the notifier's jobs, and the
+ * facts the outboxes publish (shared/runtime/channels). Without it (embedded), there is no channel
+ * middleware: the notifier uses its store-backed queue, and a fact goes straight to its local consumers.
  */
 function channelsMiddleware(config: Config): Middleware[] {
   if (!config.transporter.startsWith("nats://")) return [];
@@ -65,8 +66,10 @@ export function brokerOptions(config: Config): BrokerOptions {
               prefix: `${config.namespace || "rounds"}-cache`,
             },
           },
-    // Binary packets: a picture streamed from the gateway to the stores service travels as raw bytes
-    // (JSON would inflate every chunk into an array of numbers, about four times its size).
+    // Hybrid (the default, shared/runtime/serializer): a packet without bytes travels as JSON text (V8's
+    // JSON is faster than Notepack's msgpack in JavaScript), one with bytes (a picture's chunks streamed
+    // from the gateway to the stores service) as Notepack, which keeps them bytes where JSON would
+    // inflate each chunk into an array of numbers. SERIALIZER can pick Moleculer's own Notepack or JSON.
     serializer: config.serializer === "Hybrid" ? new HybridSerializer() : config.serializer,
     validator: new AjvValidator(),
     logger: {
@@ -93,11 +96,12 @@ export function brokerOptions(config: Config): BrokerOptions {
     // the default second makes every start-up wait a second for nothing.
     dependencyInterval: 100,
     // NATS does not tell the other nodes when a process dies (kill -9, a lost host): they learn it from
-    // missing heartbeats, and until then keep routing calls to it (each waits REQUEST_TIMEOUT_MS, then
-    // idempotent calls are retried elsewhere). Moleculer beats every 0.5–1.5 s with these settings and
-    // checks every `heartbeatTimeout` seconds for a node silent longer than that (whole seconds), so a
-    // dead node is out of rotation after 3–5 s. A beat is one small message per node per second; two
-    // silent seconds is well above the event-loop pauses measured under load here.
+    // missing heartbeats, and until then keep routing calls to it (over NATS the liveness middleware
+    // probes such a call's callee and retries the call elsewhere, instead of letting it wait
+    // REQUEST_TIMEOUT_MS). Moleculer beats every 0.5–1.5 s with these settings and checks every
+    // `heartbeatTimeout` seconds for a node silent longer than that (whole seconds), so a dead node is out
+    // of rotation after 3–5 s. A beat is one small message per node per second; two silent seconds is
+    // well above the event-loop pauses measured under load here.
     heartbeatInterval: 1,
     heartbeatTimeout: 2,
     // A node whose calls keep failing (half of at least 20 in a minute, server-side errors only) is taken
