@@ -29,6 +29,7 @@ module.exports = {
         "refresh-token",
         "rounds-join",
         "rounds-read",
+        "slow-clients",
         "store-events",
         "users-lists",
       ].map((suite) => `<rootDir>/test/e2e/${suite}.test.ts`),

@@ -1,9 +1,15 @@
 /**
  * Logs every failed action call with its request id (the gateway's X-Request-ID, carried in
  * ctx.requestID across nodes), so one request can be followed through the logs of every service it
- * touched. Client errors (4xx) are expected answers and logged at debug; the rest at error.
+ * touched. Client errors (4xx) are expected answers and logged at debug, and so are the refusals the
+ * system makes on purpose with a status of 5xx (e.g. every upload slot taken: 503): under a flood of them
+ * a line each would bury what matters; they are counted by the broker's metrics (errors by type). The
+ * rest at error.
  */
 import type { Context, Middleware, ServiceBroker } from "moleculer";
+import { ErrorType } from "../errors";
+
+const deliberate = new Set<unknown>(Object.values(ErrorType));
 
 export function RequestLogMiddleware(): Middleware {
   let logger: ReturnType<ServiceBroker["getLogger"]>;
@@ -14,7 +20,7 @@ export function RequestLogMiddleware(): Middleware {
     },
     localAction(next: (ctx: Context) => Promise<unknown>, action: { name: string }) {
       return function logFailures(ctx: Context) {
-        return next(ctx).catch((err: { code?: number; message?: string }) => {
+        return next(ctx).catch((err: { code?: number; message?: string; type?: unknown }) => {
           const where = {
             action: action.name,
             requestID: ctx.requestID,
@@ -22,7 +28,8 @@ export function RequestLogMiddleware(): Middleware {
             caller: ctx.caller,
           };
           const code = typeof err?.code === "number" ? err.code : 500;
-          if (code >= 500) logger.error(`${action.name} failed: ${err?.message}`, where);
+          if (code >= 500 && !deliberate.has(err?.type))
+            logger.error(`${action.name} failed: ${err?.message}`, where);
           else logger.debug(`${action.name} answered ${code}: ${err?.message}`, where);
           throw err;
         });

@@ -1,0 +1,124 @@
+/**
+ * Slow clients cannot starve the others: uploads that stall after their first bytes and connections that
+ * send their headers a byte at a time, at once, while normal round reads go on. Default configuration:
+ * the bounds proved are the ones operators get (HTTP_* and UPLOAD* settings, gateway/http-bounds).
+ */
+import fs from "node:fs";
+import path from "node:path";
+import { newUser, startSystem, type System } from "../support/system";
+import { steadyReads } from "../support/steady-reads";
+import { slowHeaders, stalledUpload, type SlowOutcome } from "../support/slow-clients";
+import { CONNECTION_CHECK_MS } from "../../services/gateway/http-bounds";
+
+const STALLED_UPLOADS = 200;
+const SLOW_HEADER_CONNECTIONS = 3000;
+/** Uploads each manager sends at once: one more than a caller may have in progress. */
+const UPLOADS_EACH = 5;
+/**
+ * How late after its bound a cut may be seen: Node's (or the body watch's) check tick, then the time to
+ * answer and close; the clients share the server's process and event loop (3,000 writes a second), and
+ * the machine its two cores.
+ */
+const LATE_MS = CONNECTION_CHECK_MS + 2500;
+/** Over how long the slow-header connections open. */
+const RAMP_MS = 3000;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+let sys: System;
+let storeId: number;
+let tokens: string[];
+beforeAll(async () => {
+  sys = await startSystem();
+  const managers = await Promise.all(
+    Array.from({ length: STALLED_UPLOADS / UPLOADS_EACH }, () => newUser(sys.broker, "slowmgr")),
+  );
+  const store = await sys.broker.call<{ id: number }, unknown>("stores.createStore", {
+    name: "Slow network store",
+    manager_ids: managers.map((m) => m.id),
+    is_blogger: false,
+  });
+  storeId = store.id;
+  tokens = managers.map((m) => m.access_token);
+}, 60_000);
+afterAll(() => sys.stop());
+
+const percentile = (values: number[], p: number): number => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
+};
+
+const stagedFiles = (): string[] => {
+  const dir = path.join(sys.dataDirOf("stores"), "media", ".staging");
+  return fs.existsSync(dir) ? fs.readdirSync(dir) : [];
+};
+
+async function eventually(check: () => boolean, withinMs: number): Promise<boolean> {
+  const until = Date.now() + withinMs;
+  while (!check() && Date.now() < until) await new Promise((r) => setTimeout(r, 100));
+  return check();
+}
+
+describe("slow clients", () => {
+  it(
+    `when ${STALLED_UPLOADS} uploads stall and ${SLOW_HEADER_CONNECTIONS} connections send headers a byte at a time, ` +
+      "then reads all answer 200 within 500 ms at p99, and the slow ones are cut within their bounds",
+    async () => {
+      const { uploadsMax, httpBodyIdleTimeoutMs, httpHeadersTimeoutMs } = sys.config;
+      const reads = steadyReads(`${sys.baseUrl}/rounds/${sys.manifest.rounds.open}`, {
+        authorization: `Bearer ${sys.manifest.users.alice.access_token}`,
+      });
+      const uploads = Array.from({ length: STALLED_UPLOADS }, (_, i) =>
+        stalledUpload(sys.baseUrl, storeId, tokens[Math.floor(i / UPLOADS_EACH)]),
+      );
+      // The connections open over RAMP_MS, as an attack ramps up: opened all in one go, they would wait
+      // in the port's accept queue, and their times would measure the kernel's queue, not the bound.
+      const headerClients: Promise<SlowOutcome>[] = [];
+      for (let i = 0; i < SLOW_HEADER_CONNECTIONS; i++) {
+        headerClients.push(slowHeaders(sys.baseUrl, 1000));
+        if (i % 100 === 99) await sleep(RAMP_MS / (SLOW_HEADER_CONNECTIONS / 100));
+      }
+      const stalled: SlowOutcome[] = await Promise.all(uploads);
+      const slow: SlowOutcome[] = await Promise.all(headerClients);
+      await reads.stop();
+
+      // Reads went on, all of them answered.
+      expect(reads.outcomes.length).toBeGreaterThan(100);
+      expect(reads.outcomes.filter((o) => o.status !== 200)).toEqual([]);
+      expect(
+        percentile(
+          reads.outcomes.map((o) => o.ms),
+          99,
+        ),
+      ).toBeLessThanOrEqual(500);
+
+      // Uploads beyond the slots were refused at once, to be retried; the rest were cut once idle.
+      const refused = stalled.filter((o) => o.status === 503);
+      const cut = stalled.filter((o) => o.status === 408);
+      expect(refused.length + cut.length).toBe(STALLED_UPLOADS);
+      expect(cut.length).toBe(uploadsMax);
+      for (const o of refused) {
+        expect(o.headers["retry-after"]).toMatch(/^\d+$/);
+        expect(JSON.parse(o.body)).toEqual({
+          detail: expect.stringMatching(/^Too many uploads in progress/),
+        });
+      }
+      for (const o of cut) {
+        expect(JSON.parse(o.body)).toEqual({ detail: expect.stringMatching(/^Request body stalled/) });
+        expect(o.closedAt - o.lastSentAt).toBeGreaterThanOrEqual(httpBodyIdleTimeoutMs - 100);
+        expect(o.closedAt - o.lastSentAt).toBeLessThanOrEqual(httpBodyIdleTimeoutMs + LATE_MS);
+      }
+      // Each manager's fifth upload at once was refused for that manager's own bound.
+      expect(refused.some((o) => /for this user/.test(o.body))).toBe(true);
+
+      // Headers that never end are answered 408 and their connection closed, within the bound.
+      for (const o of slow) {
+        expect(o.status).toBe(408);
+        expect(o.closedAt - o.openedAt).toBeLessThanOrEqual(httpHeadersTimeoutMs + LATE_MS);
+      }
+
+      // Nothing a stalled upload staged outlives it.
+      expect(await eventually(() => stagedFiles().length === 0, 5000)).toBe(true);
+    },
+    90_000,
+  );
+});

@@ -1,0 +1,92 @@
+/**
+ * Clients that hold a connection without finishing their request: an upload that stalls after its first
+ * bytes, and a request whose headers arrive a byte at a time. Raw sockets, so nothing on the client side
+ * times out or retries on its own; each records what it was answered and when its connection closed.
+ */
+import net from "node:net";
+import { eventFields, pngBytes } from "./upload";
+
+export interface SlowOutcome {
+  openedAt: number;
+  /** When the client sent its last byte. */
+  lastSentAt: number;
+  closedAt: number;
+  /** The answer's status (0: none came), and its headers and body. */
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
+function parseAnswer(raw: string): Pick<SlowOutcome, "status" | "headers" | "body"> {
+  const end = raw.indexOf("\r\n\r\n");
+  if (end < 0) return { status: 0, headers: {}, body: "" };
+  const [statusLine, ...lines] = raw.slice(0, end).split("\r\n");
+  const headers: Record<string, string> = {};
+  for (const line of lines) {
+    const colon = line.indexOf(":");
+    if (colon > 0) headers[line.slice(0, colon).trim().toLowerCase()] = line.slice(colon + 1).trim();
+  }
+  return { status: Number(statusLine.split(" ")[1]) || 0, headers, body: raw.slice(end + 4) };
+}
+
+/** Opens a connection, lets `drive` send on it, and resolves once the server has closed it. */
+function held(baseUrl: string, drive: (socket: net.Socket, sent: () => void) => void): Promise<SlowOutcome> {
+  const { hostname, port } = new URL(baseUrl);
+  return new Promise((resolve) => {
+    const openedAt = Date.now();
+    let lastSentAt = openedAt;
+    let raw = "";
+    const socket = net.connect(Number(port), hostname);
+    socket.setEncoding("latin1");
+    socket.on("data", (d: string) => (raw += d));
+    socket.on("error", () => undefined);
+    socket.on("close", () => resolve({ openedAt, lastSentAt, closedAt: Date.now(), ...parseAnswer(raw) }));
+    socket.on("connect", () => drive(socket, () => (lastSentAt = Date.now())));
+  });
+}
+
+/**
+ * A store-event upload that sends its headers, its form fields and the first kilobyte of its picture,
+ * then nothing more (its Content-Length promises a megabyte).
+ */
+export function stalledUpload(
+  baseUrl: string,
+  storeId: number | string,
+  token: string,
+): Promise<SlowOutcome> {
+  const boundary = "----stalled-upload";
+  const head = Buffer.from(
+    Object.entries(eventFields())
+      .map(([k, v]) => `--${boundary}\r\nContent-Disposition: form-data; name="${k}"\r\n\r\n${v}\r\n`)
+      .join("") +
+      `--${boundary}\r\nContent-Disposition: form-data; name="main_picture"; filename="slow.png"\r\n` +
+      "Content-Type: image/png\r\n\r\n",
+  );
+  const firstBytes = Buffer.concat([head, pngBytes(1024)]);
+  const request = Buffer.from(
+    `POST /stores/${storeId}/events HTTP/1.1\r\nHost: ${new URL(baseUrl).host}\r\n` +
+      `Authorization: Bearer ${token}\r\nContent-Type: multipart/form-data; boundary=${boundary}\r\n` +
+      `Content-Length: ${firstBytes.length + 1024 * 1024}\r\n\r\n`,
+  );
+  return held(baseUrl, (socket, sent) => {
+    socket.write(Buffer.concat([request, firstBytes]));
+    sent();
+  });
+}
+
+/**
+ * A GET whose request line and headers arrive one byte every `everyMs` (they never end within any sane
+ * bound: a thousand bytes of headers). Stops sending once the server closed the connection.
+ */
+export function slowHeaders(baseUrl: string, everyMs: number): Promise<SlowOutcome> {
+  const text = `GET /app-settings HTTP/1.1\r\nHost: ${new URL(baseUrl).host}\r\nX-Slow: ${"z".repeat(1000)}\r\n\r\n`;
+  return held(baseUrl, (socket, sent) => {
+    let at = 0;
+    const timer = setInterval(() => {
+      if (socket.destroyed || at >= text.length) return void clearInterval(timer);
+      socket.write(text[at++]);
+      sent();
+    }, everyMs);
+    socket.once("close", () => clearInterval(timer));
+  });
+}
