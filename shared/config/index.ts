@@ -65,7 +65,7 @@ function entry<T>(env: string, def: string, doc: string, parse: Parser<T>): Entr
   return { env, default: def, doc, parse };
 }
 
-/** The schema of the configuration: the README's configuration table is generated from it. */
+/** The schema of the configuration: the table in docs/operations.md is generated from it. */
 export const configSchema = {
   nodeEnv: entry(
     "NODE_ENV",
