@@ -72,8 +72,8 @@ const secondsSince = (t0: number) => Math.round((Date.now() - t0) / 100) / 10;
 /**
  * The order matters: creating a user (and adding a friendship) cleans wildcard patterns of the cache
  * (`users.profiles:**`), which on Redis scans every key, and issuing a token caches the user's status,
- * one key per user. Interleaved, each creation scanned all the keys of the users before it: 100,000
- * users took 569 s (176/s; 10,000 in 30 s, then slower and slower). So every user and friendship is
+ * one key per user. Interleaved, each creation scanned all the keys of the users before it, slower and
+ * slower (docs/performance.md, case 8). So every user and friendship is
  * created first, the rounds next, and the tokens last, each part with many calls in flight.
  */
 export async function seedMixed(

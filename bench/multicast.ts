@@ -32,8 +32,8 @@ export async function runMulticastBench(quick: boolean): Promise<Record<string, 
     FCM_INSECURE_TLS: "true",
     FCM_PROJECT_ID: "bench",
     MULTICAST_MAX_RECIPIENTS: String(recipients),
-    // Without the cap V8 let garbage pile up to several hundred MB before collecting (measured: 603 MB
-    // peak uncapped, 266 MB with the cap, same drain time).
+    // Without the cap V8 let garbage pile up to several hundred MB before collecting (figures:
+    // docs/decisions/0035-memory-caps.md).
     ...AS_DEPLOYED,
   };
   const ctl = (...args: string[]) =>

@@ -5,7 +5,7 @@
  * (gateway and the other services as separate processes over a private NATS).
  *
  * A process's peak depends on when its garbage collector lets go of the chunks that went through it, so
- * one upload is one noisy sample (22–36 MB for the same code, run to run). Like cases 1–5, the case is
+ * one upload is one noisy sample (docs/performance.md, case 6). Like cases 1–5, the case is
  * measured several times (3; 1 with --quick), each upload on freshly started processes so that none
  * reuses memory an earlier upload made it take, and the median is reported with every sample.
  */

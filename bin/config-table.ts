@@ -1,6 +1,6 @@
 /**
- * `npm run docs:config`: rewrites the README's configuration table from the config schema (the table is
- * also checked by test/unit/readme-config.test.ts, so it cannot drift unnoticed).
+ * `npm run docs:config`: rewrites the configuration table of docs/operations.md from the config schema
+ * (the table is also checked by test/unit/config-table.test.ts, so it cannot drift unnoticed).
  */
 import fs from "node:fs";
 import path from "node:path";
@@ -13,9 +13,9 @@ const rows = Object.values(configSchema).map(
   (e) => `| \`${e.env}\` | ${e.default === "" ? "(empty)" : `\`${e.default}\``} | ${e.doc} |`,
 );
 const table = ["| Variable | Default | Meaning |", "|---|---|---|", ...rows].join("\n");
-const file = path.resolve(__dirname, "..", "README.md");
-const readme = fs.readFileSync(file, "utf8");
-const start = readme.indexOf(START);
-const end = readme.indexOf(END);
-if (start < 0 || end < start) throw new Error(`README.md lacks the ${START} … ${END} markers`);
-fs.writeFileSync(file, `${readme.slice(0, start + START.length)}\n\n${table}\n\n${readme.slice(end)}`);
+const file = path.resolve(__dirname, "..", "docs", "operations.md");
+const doc = fs.readFileSync(file, "utf8");
+const start = doc.indexOf(START);
+const end = doc.indexOf(END);
+if (start < 0 || end < start) throw new Error(`docs/operations.md lacks the ${START} … ${END} markers`);
+fs.writeFileSync(file, `${doc.slice(0, start + START.length)}\n\n${table}\n\n${doc.slice(end)}`);

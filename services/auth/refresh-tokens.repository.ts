@@ -15,7 +15,7 @@ export interface RefreshTokenDoc {
   expires_at: Date;
   rotated_at: Date | null;
   replaced_by: string | null;
-  /** When the grace window was spent on this token (it works once more after rotation, see decisions). */
+  /** When the grace window was spent on this token (it works once more after rotation, docs/decisions/0003). */
   grace_used_at: Date | null;
   revoked_at: Date | null;
 }

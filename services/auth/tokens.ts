@@ -25,8 +25,8 @@ export function signAccessToken(
 
 /**
  * Random bytes for tokens, drawn from the CSPRNG 4 KiB at a time and handed out once each: a call to
- * randomBytes per token cost about 3 µs here, against about 0.2 µs from the pool (Node's randomUUID
- * keeps such a pool too). Every byte is used for one token only.
+ * randomBytes per token costs many times a draw from the pool (docs/decisions/0066-token-random-pool.md;
+ * Node's randomUUID keeps such a pool too). Every byte is used for one token only.
  */
 const TOKEN_BYTES = 32;
 const pool = Buffer.alloc(4096);

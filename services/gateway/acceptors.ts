@@ -1,13 +1,12 @@
 /**
  * Several listening sockets for the gateway's one HTTP server. Since Node 20 (libuv 1.45), a listening
- * socket accepts one connection per turn of the event loop. Under load a turn lasts 10 to 40 ms here,
- * so a burst of new connections (a join stampede of 200 clients) waited in the kernel's queue: up to
- * 140 connections for up to 430 ms, while the requests already accepted were answered in under 70 ms.
+ * socket accepts one connection per turn of the event loop, and under load a turn is long, so a burst
+ * of new connections (a join stampede) waited in the kernel's queue far longer than the requests
+ * already accepted took to be answered.
  * With SO_REUSEPORT the kernel spreads new connections over N sockets of the same port, each accepting
  * one per turn; every socket hands its connections to the same HTTP server, so nothing else changes.
- * Measured with that burst (Node 24): 4 sockets still left up to 59 connections waiting 300 ms, 16 up
- * to 73 for 450 ms (a socket drew 15 to 20 of the 200); 64, once warm, at most 29 for 95 ms. A socket
- * costs a descriptor, and nothing per turn unless a connection waits on it.
+ * The measurements, and why the default is 64, are in docs/decisions/0072-gateway-acceptors.md. A
+ * socket costs a descriptor, and nothing per turn unless a connection waits on it.
  *
  * SO_REUSEPORT would also let a second process share the port without a word. So the port is first
  * bound plainly (a port in use fails with EADDRINUSE, as with one socket), then released and bound N

@@ -185,7 +185,7 @@ export function buildOpenApi(routeList: RouteSpec[], serverUrl: string): Json {
       title: "Rounds, Store Events and Account Service Interface",
       version: "1.0.0",
       description:
-        "Generated from the schemas the services validate with. See docs/decisions.md for every gap of the spec.",
+        "Generated from the schemas the services validate with. See docs/decisions/README.md for every gap of the spec.",
     },
     servers: [{ url: serverUrl || "/" }],
     paths,

@@ -1,7 +1,7 @@
 /**
  * Renders a Round (spec §2.1) from a snapshot for one caller at one instant. Everything computed lives
  * here: status, is_ended by time, seconds_to_end, the format_* strings, seller_type, in_favorites and the
- * caller-dependent masking of participants' phone numbers. See docs/decisions.md for each rule.
+ * caller-dependent masking of participants' phone numbers. See docs/decisions/0006 to 0008 for each rule.
  */
 import type { Round, RoundItem, RoundParticipant } from "../../shared/contracts/round";
 import type { ItemInfo } from "../../shared/contracts/stores";

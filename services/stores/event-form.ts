@@ -1,7 +1,7 @@
 /**
  * The multipart form of POST /stores/{store_id}/events (§4.4): every value arrives as text and is
  * coerced to its target type here. All problems are reported at once, in FastAPI's shape, with `loc`
- * relative to the body. Which fields are required is our decision (docs/decisions.md).
+ * relative to the body. Which fields are required is our decision (docs/decisions/0023-store-event-form.md).
  */
 import type { ValidationIssue } from "../../shared/errors";
 

@@ -18,8 +18,8 @@ export interface AccessClaims {
 export type TokenConfig = Pick<Config, "jwtSecret" | "jwtAlgorithm" | "jwtIssuer" | "accessTokenTtlSeconds">;
 
 // Given the secret as a string, jsonwebtoken first tries to read it as a public key (which throws) and
-// only then makes a secret key, on every call: about 300 µs per sign or verify, more than half of a
-// whole cached read. A key object made once per secret costs about 6 µs per call.
+// only then makes a secret key, on every call: more than half of a whole cached read. A key object made
+// once per secret avoids it (figures: docs/decisions/0044-jwt-key-object.md).
 const keys = new Map<string, KeyObject>();
 export function keyOf(secret: string): KeyObject {
   let key = keys.get(secret);

@@ -65,7 +65,7 @@ function entry<T>(env: string, def: string, doc: string, parse: Parser<T>): Entr
   return { env, default: def, doc, parse };
 }
 
-/** The schema of the configuration: the README's configuration table is generated from it. */
+/** The schema of the configuration: the table in docs/operations.md is generated from it. */
 export const configSchema = {
   nodeEnv: entry(
     "NODE_ENV",
@@ -79,8 +79,8 @@ export const configSchema = {
     "HTTP_ACCEPTORS",
     "64",
     "Listening sockets on the gateway's port, each accepting one new connection per event-loop turn " +
-      "(SO_REUSEPORT; Linux with Node ≥ 22.12, elsewhere always 1; 64 absorbs a burst of 200 new " +
-      "connections, see docs/decisions.md)",
+      "(SO_REUSEPORT; Linux with Node ≥ 22.12, elsewhere always 1; why 64: " +
+      "docs/decisions/0072-gateway-acceptors.md)",
     int(1, 64),
   ),
   publicUrl: entry(

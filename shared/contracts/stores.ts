@@ -97,7 +97,7 @@ export const CreateEventParams = Type.Object({
 });
 export type CreateEventParams = Static<typeof CreateEventParams>;
 
-/** §2.12, the response of POST /stores/{store_id}/events (plus `round_id`, see docs/decisions.md). */
+/** §2.12, the response of POST /stores/{store_id}/events (plus `round_id`, see docs/decisions/0027). */
 export const StoreEvent = Type.Object({
   id: Type.String(),
   name: Type.String(),

@@ -131,7 +131,7 @@ export class RequestValidationError extends Errors.ValidationError {
 /**
  * The store cannot be reached now, after the MongoDB driver's own retry: no primary (a replica-set
  * election, a lost network, a shutdown). Answered 503 with `Retry-After` by the gateway, so the client
- * knows it may try again (which operations that is safe for: docs/decisions.md, MongoDB). Not retried by
+ * knows it may try again (which operations that is safe for: docs/decisions/0059). Not retried by
  * the broker: the driver already did, and every node reaches the same store.
  */
 export class StoreUnavailableError extends Errors.MoleculerServerError {

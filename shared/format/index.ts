@@ -1,4 +1,4 @@
-/** Presentation rules shared by every service that renders prices and sellers (see docs/decisions.md). */
+/** Presentation rules shared by every service that renders prices and sellers (docs/decisions/0006). */
 
 /** "150.00 RUB"; amounts are decimal major units, shown with two decimals. */
 export function formatMoney(amount: number | string, currency: string): string {

@@ -2,8 +2,8 @@
  * The NATS client writes what it has to send at the end of the current microtask queue: a process that
  * answers requests as they finish (after a cache or store round trip) makes one socket write, one
  * syscall and one packet for the server to parse, per answer. Under load that was the largest single
- * cost of the gateway and of the rounds service (writes were 13% and 15% of their busy time while
- * serving reads). Flushing at `setImmediate` instead sends everything queued during one turn of the
+ * cost of the gateway and of the rounds service serving reads (docs/decisions/0069-one-write-per-turn.md).
+ * Flushing at `setImmediate` instead sends everything queued during one turn of the
  * event loop in one write; when idle, that turn ends at once, so a lone request waits no longer.
  *
  * nats.js has no option for this; `ProtocolHandler.prototype.sendCommand` is replaced, for every

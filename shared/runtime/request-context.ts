@@ -22,8 +22,8 @@ export function currentRequestID(): string | undefined {
 
 /**
  * From Node 24, AsyncLocalStorage keeps its context in the async frame itself (AsyncContextFrame) and
- * costs next to nothing. Before that it runs on async_hooks' promise hooks, which took 15–30% of a hot
- * read here (Node 20), on every promise of the process. There the gateway does without it: the request
+ * costs next to nothing. Before that it runs on async_hooks' promise hooks, which cost a hot read dearly
+ * on Node 20, on every promise (docs/decisions/0050). There the gateway does without it: the request
  * id still reaches the crash log on every error that escapes a request's own promise chain (the
  * gateway tags those), just not on one thrown from a detached callback.
  */

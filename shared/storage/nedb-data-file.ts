@@ -2,8 +2,8 @@
  * How the embedded engine appends to a collection's file: NeDB's own way is `fs.appendFile` per write
  * (open, write, close: three trips to the thread pool). Here the file stays open and the lines of every
  * operation finished in one turn of the event loop go out in one synchronous write (a group commit):
- * under load a write call cost 13 to 19 µs here, not the 2 µs it costs alone, and a token refresh made
- * two of them.
+ * under load a write call costs several times what it costs alone, and a token refresh makes two of them
+ * (figures: docs/decisions/0052-nedb-write-path.md).
  *
  * What a caller is told must be on disk, so an operation resolves only once `settled()` says every line
  * appended so far is written, its own and any it may have read: a killed process loses nothing it

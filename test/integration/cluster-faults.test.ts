@@ -72,8 +72,8 @@ maybe("a multipart upload in the cluster", () => {
       env: {
         PICTURE_MAX_BYTES: String(128 * MB),
         // The Node options production runs with (test/support/deployed). Without
-        // it Node 24's V8 lets garbage reach 65-85 MB of peak growth here before collecting (Node 20:
-        // about 35 MB), which says nothing about whether the gateway holds the picture; with it, 25 MB.
+        // it Node 24's V8 lets garbage grow past the bound here before collecting, which says nothing
+        // about whether the gateway holds the picture (docs/decisions/0060-node-24-production.md).
         ...AS_DEPLOYED,
       },
     });
