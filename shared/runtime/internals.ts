@@ -133,13 +133,18 @@ export function reasonNotToApply<T>(
 const warned = new WeakMap<object, Set<HookName>>();
 const applied = new WeakMap<object, Set<HookName>>();
 
-function warnOnce(hook: { name: HookName; library: string }, reason: string, settings: HookSettings): void {
+function warnOnce(
+  hook: { name: HookName; library: string },
+  reason: string,
+  settings: HookSettings,
+  what = "not applied",
+): void {
   const warn = settings.warn ?? defaultWarn;
   const names = warned.get(warn) ?? new Set<HookName>();
   if (names.has(hook.name)) return;
   names.add(hook.name);
   warned.set(warn, names);
-  const message = `Internals hook '${hook.name}' not applied (${reason}): ${hook.library}'s own behaviour is used.`;
+  const message = `Internals hook '${hook.name}' ${what} (${reason}): ${hook.library}'s own behaviour is used.`;
   try {
     warn(message);
   } catch {
@@ -178,6 +183,18 @@ export function useHook<T extends object>(
   names.add(hook.name);
   applied.set(target, names);
   return true;
+}
+
+/**
+ * For a hook that finds, once applied, that the library is not what it checked (a hook that works on
+ * the library's state while the process runs): it has removed itself, and this warns once.
+ */
+export function warnHookStopped(
+  hook: { name: HookName; library: string },
+  reason: string,
+  settings: HookSettings,
+): void {
+  warnOnce(hook, reason, settings, "stopped");
 }
 
 /** Removes `hook` from `target` if useHook applied it (tests; a process never needs to). */
