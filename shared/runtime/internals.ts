@@ -20,7 +20,6 @@ export const HOOK_NAMES = [
   "nedb-index-update",
   "nedb-group-commit",
   "nedb-read-by-id",
-  "nedb-index-options",
   "http-acceptors",
 ] as const;
 

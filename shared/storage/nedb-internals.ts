@@ -8,8 +8,6 @@
  * - nedb-group-commit: a datastore's appends go through NedbDataFile (one write per turn of the loop).
  * - nedb-read-by-id: `readById` takes the kept document from the `_id` index, in NeDB's queue; else
  *   `findOne` (a copy).
- * - nedb-index-options: `createIndex` reads the options of an existing index, to replace one made with
- *   other options; else it always removes and makes the index again (same result, more work at start).
  */
 import type Datastore from "@seald-io/nedb";
 import {
@@ -121,10 +119,10 @@ export function nedbGroupCommitHook(appender: Appender): InternalsHook<NedbPersi
   };
 }
 
-/** The parts of a datastore `readById` and `createIndex` read. */
+/** The parts of a datastore `readById` reads. */
 export interface NedbDatastoreInternals {
   executor?: { pushAsync?: unknown };
-  indexes?: Record<string, { unique?: unknown; sparse?: unknown; getMatching?: unknown } | undefined>;
+  indexes?: { _id?: { getMatching?: unknown } };
 }
 
 /** A hook that changes nothing in NeDB: the engine takes a faster path where it may, per datastore. */
@@ -149,20 +147,15 @@ export const nedbReadByIdHook = pathHook("nedb-read-by-id", (ds) => [
   ...missingFunctions(ds.indexes?._id, "datastore.indexes._id", ["getMatching"]),
 ]);
 
-export const nedbIndexOptionsHook = pathHook("nedb-index-options", (ds) => {
-  const id = ds.indexes?._id;
-  return id && id.unique === true && id.sparse === false ? [] : ["datastore.indexes._id.unique and .sparse"];
-});
-
 /**
  * The hooks of one datastore: the process-wide index update (the first store of a process decides), and
- * per datastore the group commit (files only) and the two read paths.
+ * per datastore the group commit (files only) and the read path.
  */
 export function hookDatastore(
   ds: Datastore<never>,
   appender: Appender,
   settings: HookSettings,
-): { groupCommit: boolean; readById: boolean; indexOptions: boolean } {
+): { groupCommit: boolean; readById: boolean } {
   useHook(nedbIndexUpdateHook, nedbLibs, settings);
   const internals = ds as unknown as NedbDatastoreInternals & { persistence: NedbPersistence };
   const persistence = internals.persistence;
@@ -172,6 +165,5 @@ export function hookDatastore(
       !persistence.inMemoryOnly &&
       useHook(nedbGroupCommitHook(appender), persistence, settings),
     readById: useHook(nedbReadByIdHook, internals, settings),
-    indexOptions: useHook(nedbIndexOptionsHook, internals, settings),
   };
 }

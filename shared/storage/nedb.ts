@@ -24,10 +24,10 @@ import { hookDatastore } from "./nedb-internals";
 
 type Doc = { _id: string | number };
 
-/** The parts of a NeDB datastore the nedb-read-by-id and nedb-index-options hooks read. */
+/** The parts of a NeDB datastore the nedb-read-by-id hook reads. */
 interface NedbInternals<T> {
   executor: { pushAsync<R>(task: () => Promise<R>): Promise<R> };
-  indexes: Record<string, { unique: boolean; sparse: boolean; getMatching(value: unknown): T[] }>;
+  indexes: { _id: { getMatching(value: unknown): T[] } };
 }
 
 function rethrow(err: unknown): never {
@@ -142,18 +142,10 @@ class NedbCollection<T extends Doc> implements Collection<T> {
     const fieldName = spec.fields.length === 1 ? spec.fields[0] : spec.fields;
     const unique = spec.unique ?? false;
     const sparse = spec.sparse ?? false;
-    // NeDB keeps index definitions in its file and ignores a second ensureIndex for the same field:
-    // one made with other options (an older release) is replaced, or the new ones would never apply.
-    // Without the hook that reads an index's options, it is always made again.
-    const existing = this.hooks.indexOptions
-      ? (this.ds as unknown as NedbInternals<T>).indexes[fieldName.toString()]
-      : undefined;
-    if (
-      !this.hooks.indexOptions ||
-      (existing && (existing.unique !== unique || existing.sparse !== sparse))
-    ) {
-      await this.durably(this.ds.removeIndexAsync(fieldName as string));
-    }
+    // NeDB keeps index definitions in its file and ignores a second ensureIndex for the same field, and
+    // it has no API that tells an index's options: so the index is made again at every start, or one
+    // made with other options (an older release) would stay (docs/decisions/0101-nedb-index-options.md).
+    await this.durably(this.ds.removeIndexAsync(fieldName as string));
     await this.durably(this.ds.ensureIndexAsync({ fieldName, unique, sparse }));
   }
 
