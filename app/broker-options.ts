@@ -6,7 +6,7 @@
 import type { BrokerOptions, Middleware } from "moleculer";
 import { Middleware as ChannelsMiddleware } from "@moleculer/channels";
 import type { Config } from "../shared/config";
-import { LIVE_PROBE_METADATA, LivenessMiddleware } from "../shared/runtime/liveness";
+import { LivenessMiddleware } from "../shared/runtime/liveness";
 import { RequestLogMiddleware } from "../shared/runtime/request-log";
 import { HybridSerializer } from "../shared/runtime/serializer";
 import { AjvValidator } from "../shared/validation";
@@ -49,9 +49,12 @@ export function brokerOptions(config: Config): BrokerOptions {
       RequestLogMiddleware(),
       ...channelsMiddleware(config),
       // Over NATS: calls to a process that died or restarted are retried at once (shared/runtime/liveness).
-      ...(config.transporter.startsWith("nats://") ? [LivenessMiddleware()] : []),
+      // It announces `liveProbe` in the node's metadata when active (INTERNALS_HOOKS_OFF may turn it off).
+      ...(config.transporter.startsWith("nats://")
+        ? [LivenessMiddleware({}, { off: config.internalsHooksOff })]
+        : []),
     ],
-    metadata: { ...LIVE_PROBE_METADATA },
+    metadata: {},
     namespace: config.namespace,
     nodeID: config.nodeId || undefined,
     transporter: config.transporter || undefined,

@@ -40,13 +40,16 @@ export function createBroker(config: Config, services: string[] = config.service
     );
   }
   const options = brokerOptions(config);
-  if (config.transporter.startsWith("nats://")) batchNatsWrites();
   const broker = new GracefulBroker({
     ...options,
     stopped: async (b) => {
       await closeStoreOf(b);
     },
   });
+  // Process-wide: the first broker of a process decides.
+  if (config.transporter.startsWith("nats://")) {
+    batchNatsWrites(config.internalsHooksOff, (m) => broker.getLogger("internals").warn(m));
+  }
   bindConfig(broker, config);
   for (const name of services) broker.createService(serviceSchemas[name] as ServiceSchema);
   return broker;

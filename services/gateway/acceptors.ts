@@ -11,9 +11,16 @@
  * SO_REUSEPORT would also let a second process share the port without a word. So the port is first
  * bound plainly (a port in use fails with EADDRINUSE, as with one socket), then released and bound N
  * times with the option. Node has the option from 22.12 (23.1), on Linux; elsewhere there is one socket.
+ *
+ * The other sockets must hand over connections made as the HTTP server's own would be, and Node does
+ * not document the socket options an http.Server keeps: reading them is the http-acceptors hook
+ * (shared/runtime/internals), applied to the Node versions it was written for and when every option is
+ * there; otherwise one socket, with one warning.
  */
 import net from "node:net";
 import type { Server } from "node:http";
+import { loadSetting } from "../../shared/config";
+import { useHook, type HookSettings, type InternalsHook } from "../../shared/runtime/internals";
 
 /** True where `listen({ reusePort })` exists: Linux, Node ≥ 22.12 (or ≥ 23.1). */
 export function canShareAcceptance(version = process.versions.node, platform = process.platform): boolean {
@@ -44,19 +51,47 @@ function listen(server: net.Server, options: ListenOptions): Promise<void> {
   });
 }
 
+/** The options http.Server passes to net.Server, as it keeps them (undocumented fields). */
+const SOCKET_OPTIONS = {
+  allowHalfOpen: "boolean",
+  noDelay: "boolean",
+  keepAlive: "boolean",
+  keepAliveInitialDelay: "number",
+  highWaterMark: "number",
+} as const;
+
+export const httpAcceptorsHook: InternalsHook<Server> = {
+  name: "http-acceptors",
+  library: "node",
+  versions: ">=22.12.0 <25.0.0",
+  check(server) {
+    const fields = server as unknown as Record<string, unknown>;
+    return Object.entries(SOCKET_OPTIONS)
+      .filter(([name, type]) => typeof fields[name] !== type)
+      .map(([name, type]) => `http.Server's ${name} (a ${type})`);
+  },
+  // Nothing in Node is changed: openAcceptors reads the options only once the hook is applied.
+  apply: () => undefined,
+  remove: () => undefined,
+};
+
 function closeNow(server: net.Server): Promise<void> {
   return new Promise((resolve) => server.close(() => resolve()));
 }
 
-/** Opens `wanted` listening sockets on `port` for `server` (fewer where the platform cannot). */
+/**
+ * Opens `wanted` listening sockets on `port` for `server` (one where the platform cannot share a port,
+ * or the http-acceptors hook is off or cannot apply).
+ */
 export async function openAcceptors(
   server: Server,
   port: number,
   host: string,
   wanted: number,
   shareable = canShareAcceptance(),
+  hooks: HookSettings = { off: loadSetting("internalsHooksOff") },
 ): Promise<Acceptors> {
-  if (wanted <= 1 || !shareable) {
+  if (wanted <= 1 || !shareable || !useHook(httpAcceptorsHook, server, hooks)) {
     await listen(server, { port, host });
     return { count: 1, stopAccepting: () => void server.close() };
   }

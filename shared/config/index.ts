@@ -5,6 +5,7 @@
  */
 import path from "node:path";
 import { ConfigError } from "../errors";
+import { HOOK_NAMES } from "../runtime/internals";
 
 type Parser<T> = (raw: string, env: string) => T;
 
@@ -45,6 +46,18 @@ const list: Parser<string[]> = (raw) =>
     .split(",")
     .map((s) => s.trim())
     .filter(Boolean);
+
+/** Empty, "all", or a comma list of the hooks into libraries' internals (shared/runtime/internals). */
+const hookNames: Parser<string[]> = (raw, env) => {
+  const names = list(raw, env);
+  const unknown = names.filter((n) => n !== "all" && !(HOOK_NAMES as readonly string[]).includes(n));
+  if (unknown.length > 0) {
+    throw new ConfigError(
+      `${env} must be "all" or names among ${HOOK_NAMES.join(", ")}, got "${unknown.join(", ")}"`,
+    );
+  }
+  return names;
+};
 
 /** Empty, or an absolute http(s) URL. */
 const optionalUrl: Parser<string> = (raw, env) => {
@@ -356,6 +369,12 @@ export const configSchema = {
     "Most finished spans a process holds for TRACING_ENDPOINT; newer ones are dropped (and counted) while it is full",
     int(100, 1_000_000),
   ),
+  internalsHooksOff: entry(
+    "INTERNALS_HOOKS_OFF",
+    "",
+    "Hooks into libraries' internals to leave off, each library then working its own way: all, or a comma list of hook names (docs/architecture.md lists them)",
+    hookNames,
+  ),
 };
 
 type Schema = typeof configSchema;
@@ -377,6 +396,16 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
 
 /** True when this process runs without a transporter: everything in one broker. */
 export const isEmbedded = (config: Config): boolean => config.transporter === "";
+
+/** One setting alone, for code that runs without a loaded configuration (a store opened by a test). */
+export function loadSetting<K extends keyof Schema>(
+  key: K,
+  env: Record<string, string | undefined> = process.env,
+): Config[K] {
+  const e = configSchema[key] as Entry<Config[K]>;
+  const raw = env[e.env];
+  return e.parse(raw === undefined || raw === "" ? e.default : raw, e.env);
+}
 
 const byBroker = new WeakMap<object, Config>();
 

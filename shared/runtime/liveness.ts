@@ -34,8 +34,15 @@
 import type { Middleware, ServiceBroker } from "moleculer";
 import { Errors } from "moleculer";
 import type { NatsConnection, Status } from "nats";
-
-export const LIVE_PROBE_METADATA = { liveProbe: true } as const;
+import {
+  inRange,
+  installedVersion,
+  missingFunctions,
+  useHook,
+  warnHookStopped,
+  type HookSettings,
+  type InternalsHook,
+} from "./internals";
 
 export interface LivenessOptions {
   /** How long a call may be pending before its callee is probed. */
@@ -73,10 +80,45 @@ interface NodeLike {
 
 interface RegistryInternals {
   nodes: {
+    localNode?: NodeLike;
     get(id: string): NodeLike | undefined;
     disconnected(id: string, unexpected: boolean): void;
   };
   discoverer: { sendLocalNodeInfo(): Promise<unknown>; discoverAllNodes(): Promise<unknown> };
+}
+
+/** The nats.js releases whose connection the middleware uses through Moleculer's transporter. */
+const NATS_VERSIONS = ">=2.0.0 <3.0.0";
+
+/**
+ * What the middleware touches of Moleculer's transit and registry (none of it documented), checked once
+ * the broker exists; the NATS connection itself is only there once connected (checked in `started`).
+ */
+export function livenessNeeds(broker: ServiceBroker): string[] {
+  const transit = broker.transit as unknown as Partial<TransitInternals> | undefined;
+  const registry = broker.registry as unknown as Partial<RegistryInternals> | undefined;
+  const missing: string[] = [];
+  if (!transit) return ["a transporter (broker.transit)"];
+  if (!(transit.pendingRequests instanceof Map)) missing.push("transit.pendingRequests (a Map)");
+  for (const name of ["pendingReqStreams", "pendingResStreams"] as const) {
+    if (transit[name] !== undefined && !(transit[name] instanceof Map))
+      missing.push(`transit.${name} (a Map)`);
+  }
+  if (!transit.tx) missing.push("transit.tx");
+  missing.push(...missingFunctions(registry?.nodes, "registry.nodes", ["get", "disconnected"]));
+  if (typeof registry?.nodes?.localNode?.lastHeartbeatTime !== "number") {
+    missing.push("registry.nodes.localNode.lastHeartbeatTime (a number)");
+  }
+  missing.push(
+    ...missingFunctions(registry?.discoverer, "registry.discoverer", [
+      "sendLocalNodeInfo",
+      "discoverAllNodes",
+    ]),
+  );
+  const nats = installedVersion("nats");
+  if (nats === null || !inRange(nats, NATS_VERSIONS))
+    missing.push(`a nats client ${NATS_VERSIONS} (found ${nats})`);
+  return missing;
 }
 
 /** "Heard from now", in the unit and rounding Moleculer's heartbeat check uses. */
@@ -118,12 +160,23 @@ export function outageOf(data: Uint8Array): Outage | null {
 
 const isNoResponders = (err: unknown): boolean => (err as { code?: string } | null)?.code === "503";
 
-export function LivenessMiddleware(options: Partial<LivenessOptions> = {}): Middleware {
+/**
+ * `settings.off` (INTERNALS_HOOKS_OFF) naming "liveness" leaves Moleculer's own behaviour (heartbeats
+ * only), as does a Moleculer whose internals are not what the middleware was written for: checked when
+ * the broker is created, and any failure later stops the middleware with one warning, never the process.
+ * Only an active middleware announces `liveProbe`, so no node probes one that does not answer.
+ */
+export function LivenessMiddleware(
+  options: Partial<LivenessOptions> = {},
+  settings: HookSettings = { off: [] },
+): Middleware {
   const opts = { ...defaults, ...options };
   let broker: ServiceBroker;
   let nc: NatsConnection | null = null;
   let timer: NodeJS.Timeout | null = null;
   let stopped = false;
+  /** The hook is applied and has not failed since. */
+  let active = false;
   /** When each pending call was sent (by its context id), or first seen by a tick if it was not seen leaving. */
   const sentAt = new Map<string, number>();
   /** This node's last NATS outage (wall clock), told to whoever probes it. */
@@ -134,6 +187,48 @@ export function LivenessMiddleware(options: Partial<LivenessOptions> = {}): Midd
   const transit = () => broker.transit as unknown as TransitInternals;
   const registry = () => broker.registry as unknown as RegistryInternals;
   const logger = () => broker.getLogger("liveness");
+  const hookSettings = (): HookSettings => ({
+    off: settings.off,
+    warn: settings.warn ?? ((m) => logger().warn(m)),
+  });
+
+  const hook: InternalsHook<ServiceBroker> = {
+    name: "liveness",
+    library: "moleculer",
+    versions: ">=0.14.0 <0.15.0",
+    check: livenessNeeds,
+    apply(b) {
+      active = true;
+      b.metadata.liveProbe = true;
+    },
+    remove() {
+      active = false;
+      if (timer) clearInterval(timer);
+      timer = null;
+    },
+  };
+
+  /**
+   * Moleculer's internals turned out otherwise than checked at start: the middleware stops, and
+   * Moleculer goes on on its own. This node still answers probes (a NATS subscription, nothing
+   * internal), so no other node takes it for dead.
+   */
+  const giveUp = (err: unknown) => {
+    if (!active) return;
+    hook.remove(broker);
+    warnHookStopped(hook, (err as Error)?.message ?? String(err), hookSettings());
+  };
+  /** `fn`, except that a failure stops the middleware instead of reaching Moleculer or the process. */
+  const guarded =
+    <A extends unknown[]>(fn: (...args: A) => void) =>
+    (...args: A): void => {
+      if (!active) return;
+      try {
+        fn(...args);
+      } catch (err) {
+        giveUp(err);
+      }
+    };
 
   /** Rejects pending calls as retryable (Moleculer's own error for a vanished node), as transit does. */
   const rejectPending = (ids: Iterable<string>) => {
@@ -141,6 +236,7 @@ export function LivenessMiddleware(options: Partial<LivenessOptions> = {}): Midd
     for (const id of ids) {
       const req = t.pendingRequests.get(id);
       if (!req) continue;
+      if (typeof req.reject !== "function") throw new Error("a pending request without reject()");
       t.pendingRequests.delete(id);
       t.pendingReqStreams?.delete(id);
       t.pendingResStreams?.delete(id);
@@ -183,11 +279,13 @@ export function LivenessMiddleware(options: Partial<LivenessOptions> = {}): Midd
   }
 
   function tick(): void {
+    if (stopped) return;
     const now = Date.now();
     const pending = transit().pendingRequests;
     for (const id of sentAt.keys()) if (!pending.has(id)) sentAt.delete(id);
     const suspects = new Set<string>();
     for (const [id, req] of pending) {
+      if (typeof req?.nodeID !== "string") throw new Error("a pending request without nodeID");
       const seen = sentAt.get(id);
       if (seen === undefined) sentAt.set(id, now);
       else if (now - seen >= opts.probeAfterMs) suspects.add(req.nodeID);
@@ -195,7 +293,7 @@ export function LivenessMiddleware(options: Partial<LivenessOptions> = {}): Midd
     for (const nodeID of suspects) {
       const node = registry().nodes.get(nodeID);
       if (probing.has(nodeID) || !node?.available || !node.metadata?.liveProbe) continue;
-      void probe(nodeID);
+      probe(nodeID).catch(giveUp);
     }
   }
 
@@ -234,7 +332,7 @@ export function LivenessMiddleware(options: Partial<LivenessOptions> = {}): Midd
     let atDisconnect: string[] = [];
     let downSince = 0;
     for await (const s of conn.status() as AsyncIterable<Status>) {
-      if (stopped) return;
+      if (stopped || !active) return;
       if (s.type === "disconnect") {
         atDisconnect = [...transit().pendingRequests.keys()];
         downSince = Date.now();
@@ -251,29 +349,40 @@ export function LivenessMiddleware(options: Partial<LivenessOptions> = {}): Midd
     }
   }
 
+  const onNodeEvent = guarded(onNodeInfo);
+  const guardedTick = guarded(tick);
+
   return {
     name: "Liveness",
     created(b: ServiceBroker) {
       broker = b;
+      // Before any service registers: the metadata set here is in this node's first INFO.
+      if (!useHook(hook, broker, hookSettings())) return;
       // From the start, so that every node's first instance is known before it can restart.
-      broker.localBus.on("$node.connected", onNodeInfo);
-      broker.localBus.on("$node.updated", onNodeInfo);
+      broker.localBus.on("$node.connected", onNodeEvent);
+      broker.localBus.on("$node.updated", onNodeEvent);
     },
     started() {
+      if (!active) return;
       nc = natsConnectionOf(broker);
-      if (!nc) return;
+      if (!nc) {
+        // Nothing answers this node's probe subject: no longer invite probes (from its next INFO on).
+        delete broker.metadata.liveProbe;
+        giveUp(new Error("the transporter's client is not a nats 2.x connection"));
+        return;
+      }
       const prefix = transit().tx?.prefix ?? "MOL";
       nc.subscribe(liveSubject(prefix, broker.nodeID), {
         callback: (_err, msg) => msg.respond(lastOutage ? encodeOutage(lastOutage) : undefined),
       });
-      void watchConnection(nc).catch(() => undefined);
-      timer = setInterval(tick, opts.tickMs);
+      watchConnection(nc).catch(giveUp);
+      timer = setInterval(guardedTick, opts.tickMs);
       timer.unref();
     },
     // Every call to another node: when it left, for retrySentWhileAway.
     remoteAction(next: (ctx: { id: string }) => Promise<unknown>) {
       return (ctx: { id: string }) => {
-        sentAt.set(ctx.id, Date.now());
+        if (active) sentAt.set(ctx.id, Date.now());
         return next(ctx);
       };
     },

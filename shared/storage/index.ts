@@ -18,7 +18,7 @@ export const dbDir = (config: Pick<Config, "dataDir">): string => path.join(conf
 
 export async function openStore(config: Config): Promise<Store> {
   if (config.mongoUri) return MongoStore.connect(config.mongoUri);
-  return new NedbStore(config.storeInMemory ? null : dbDir(config));
+  return new NedbStore(config.storeInMemory ? null : dbDir(config), { off: config.internalsHooksOff });
 }
 
 const stores = new WeakMap<object, Promise<Store>>();

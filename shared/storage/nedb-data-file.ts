@@ -17,32 +17,28 @@
 import fs from "node:fs";
 import type Datastore from "@seald-io/nedb";
 import { serializeLine } from "./nedb-fast-paths";
-
-interface NedbPersistence {
-  inMemoryOnly: boolean;
-  filename: string;
-  modes: { fileMode: number };
-  persistNewStateAsync(docs: unknown[]): Promise<void>;
-}
+import type { Appender, NedbPersistence } from "./nedb-internals";
 
 type Waiter = { resolve: () => void; reject: (err: unknown) => void };
 
-export class NedbDataFile {
+/** Receives a datastore's appends once the nedb-group-commit hook is applied (nedb-internals). */
+export class NedbDataFile implements Appender {
   private readonly persistence: NedbPersistence;
   private fd: number | null = null;
   private lines: string[] = [];
   private waiters: Waiter[] = [];
   private scheduled = false;
 
-  // NedbStore sets no serialization hooks, so NeDB's afterSerialization (identity) is left out here.
   constructor(ds: Datastore<never>) {
     this.persistence = (ds as unknown as { persistence: NedbPersistence }).persistence;
-    if (this.persistence.inMemoryOnly) return; // NeDB writes nothing, so no line ever waits here
+    // (A documented event.) Without the hook nothing is ever opened here, and releasing does nothing.
     ds.on("compaction.done", () => this.release());
-    this.persistence.persistNewStateAsync = async (docs: unknown[]) => {
-      for (const doc of docs) this.lines.push(serializeLine(doc));
-      this.schedule();
-    };
+  }
+
+  // NedbStore sets no serialization hooks, so NeDB's afterSerialization (identity) is left out here.
+  append(docs: unknown[]): void {
+    for (const doc of docs) this.lines.push(serializeLine(doc));
+    this.schedule();
   }
 
   /** Resolves once every line appended so far is in the file; rejects if writing them failed. */

@@ -4,18 +4,16 @@
  * - `serializeLine` writes NeDB's line format (`{"$$date": ms}` for dates) without `JSON.stringify`'s
  *   replacer callback, which NeDB calls for every key and value. Keys need no check here: NeDB checked
  *   them when the document was inserted or modified.
- * - `updateIndexesInPlace` makes an index update whose key did not change swap the document in its tree
+ * - `updateInPlace` (the nedb-index-update hook, shared/storage/nedb-internals) makes an index update whose key did not change swap the document in its tree
  *   node, where NeDB deletes the key (rebalancing the tree) and inserts it again, in every index, on
  *   every update.
  */
-// NeDB's modules have no typings and no ES exports.
-// eslint-disable-next-line @typescript-eslint/no-require-imports
-const model = require("@seald-io/nedb/lib/model") as {
+
+/** The two functions of NeDB's `lib/model` the index swap compares keys with. */
+export interface NedbModel {
   compareThings(a: unknown, b: unknown): number;
   getDotValue(doc: unknown, field: string): unknown;
-};
-// eslint-disable-next-line @typescript-eslint/no-require-imports
-const IndexClass = require("@seald-io/nedb/lib/indexes") as IndexConstructor;
+}
 
 type Doc = Record<string, unknown>;
 type Pair = { oldDoc: Doc; newDoc: Doc };
@@ -27,15 +25,12 @@ interface TreeNode {
   right?: TreeNode | null;
 }
 
-interface NedbIndex {
+/** What the swap reads of a NeDB index and of its tree (@seald-io/binary-search-tree's nodes). */
+export interface NedbIndex {
   _fields: string[];
   sparse: boolean;
   tree: { tree: TreeNode };
   update(oldDoc: Doc | Pair[], newDoc?: Doc): void;
-}
-
-interface IndexConstructor {
-  prototype: NedbIndex;
 }
 
 /** A document as NeDB writes it to its file: dates become `{"$$date": ms}`, the rest is plain JSON. */
@@ -54,7 +49,7 @@ export const serializeLine = (doc: unknown): string => JSON.stringify(plain(doc)
 const scalarKey = (key: unknown): boolean =>
   key === null || key === undefined || typeof key !== "object" || key instanceof Date;
 
-function nodeOf(index: NedbIndex, key: unknown): TreeNode | null {
+function nodeOf(model: NedbModel, index: NedbIndex, key: unknown): TreeNode | null {
   let node: TreeNode | null | undefined = index.tree.tree;
   while (node && Object.prototype.hasOwnProperty.call(node, "key")) {
     const order = model.compareThings(key, node.key);
@@ -65,7 +60,7 @@ function nodeOf(index: NedbIndex, key: unknown): TreeNode | null {
 }
 
 /** Swaps `from` for `to` where the index holds it, when both have the same single scalar key. */
-function swap(index: NedbIndex, from: Doc, to: Doc): boolean {
+function swap(model: NedbModel, index: NedbIndex, from: Doc, to: Doc): boolean {
   if (index._fields.length !== 1) return false; // compound keys: NeDB's own way
   const field = index._fields[0] as string;
   const oldKey = model.getDotValue(from, field);
@@ -74,34 +69,29 @@ function swap(index: NedbIndex, from: Doc, to: Doc): boolean {
   if (index.sparse && oldKey === undefined && newKey === undefined) return true; // never indexed
   if ((oldKey === undefined) !== (newKey === undefined)) return false;
   if (model.compareThings(oldKey, newKey) !== 0) return false;
-  const node = nodeOf(index, oldKey);
+  const node = nodeOf(model, index, oldKey);
   const at = node ? node.data.indexOf(from) : -1;
   if (!node || at < 0) return false;
   node.data[at] = to;
   return true;
 }
 
-let installed = false;
-
 /**
- * Installs the in-place path on NeDB's Index class, once per process. What cannot be swapped goes
- * through NeDB's own update, and if that throws (a unique key taken), the swaps made are undone first,
- * so the index is as it was, as NeDB's rollback across indexes expects.
+ * NeDB's `Index.prototype.update`, wrapped: what cannot be swapped goes through NeDB's own update, and
+ * if that throws (a unique key taken), the swaps made are undone first, so the index is as it was, as
+ * NeDB's rollback across indexes expects.
  */
-export function updateIndexesInPlace(): void {
-  if (installed) return;
-  installed = true;
-  const nedbUpdate = IndexClass.prototype.update;
-  IndexClass.prototype.update = function update(this: NedbIndex, oldDoc: Doc | Pair[], newDoc?: Doc) {
+export function updateInPlace(model: NedbModel, nedbUpdate: NedbIndex["update"]): NedbIndex["update"] {
+  return function update(this: NedbIndex, oldDoc: Doc | Pair[], newDoc?: Doc) {
     const pairs = Array.isArray(oldDoc) ? oldDoc : [{ oldDoc, newDoc: newDoc as Doc }];
     const swapped: Pair[] = [];
     const rest: Pair[] = [];
-    for (const pair of pairs) (swap(this, pair.oldDoc, pair.newDoc) ? swapped : rest).push(pair);
+    for (const pair of pairs) (swap(model, this, pair.oldDoc, pair.newDoc) ? swapped : rest).push(pair);
     if (rest.length === 0) return;
     try {
       nedbUpdate.call(this, rest);
     } catch (err) {
-      for (const pair of swapped) swap(this, pair.newDoc, pair.oldDoc);
+      for (const pair of swapped) swap(model, this, pair.newDoc, pair.oldDoc);
       throw err;
     }
   };

@@ -17,18 +17,18 @@ import {
   type Store,
   type Update,
 } from "./port";
+import { loadSetting } from "../config";
+import type { HookSettings } from "../runtime/internals";
 import { NedbDataFile } from "./nedb-data-file";
-import { updateIndexesInPlace } from "./nedb-fast-paths";
+import { hookDatastore } from "./nedb-internals";
 
 type Doc = { _id: string | number };
 
-/** The parts of a NeDB datastore `readById` uses (not in its typings). */
+/** The parts of a NeDB datastore the nedb-read-by-id hook reads. */
 interface NedbInternals<T> {
   executor: { pushAsync<R>(task: () => Promise<R>): Promise<R> };
   indexes: { _id: { getMatching(value: unknown): T[] } };
 }
-
-updateIndexesInPlace();
 
 function rethrow(err: unknown): never {
   if (err && typeof err === "object" && (err as { errorType?: string }).errorType === "uniqueViolated") {
@@ -39,9 +39,15 @@ function rethrow(err: unknown): never {
 
 class NedbCollection<T extends Doc> implements Collection<T> {
   private readonly file: NedbDataFile;
+  /** Which of NeDB's internals this datastore's operations may use (shared/storage/nedb-internals). */
+  private readonly hooks: ReturnType<typeof hookDatastore>;
 
-  constructor(private readonly ds: Datastore<T>) {
+  constructor(
+    private readonly ds: Datastore<T>,
+    settings: HookSettings,
+  ) {
     this.file = new NedbDataFile(ds as unknown as Datastore<never>);
+    this.hooks = hookDatastore(ds as unknown as Datastore<never>, this.file, settings);
   }
 
   /**
@@ -73,9 +79,10 @@ class NedbCollection<T extends Doc> implements Collection<T> {
 
   /**
    * The kept document itself, from the `_id` index: no query, no cursor, no copy. It runs in NeDB's
-   * queue like every operation, so it sees every write asked for before it.
+   * queue like every operation, so it sees every write asked for before it. Without the hook, findOne.
    */
   readById(id: T["_id"]): Promise<DeepReadonly<T> | null> {
+    if (!this.hooks.readById) return this.findOne({ _id: id }) as Promise<DeepReadonly<T> | null>;
     const ds = this.ds as unknown as NedbInternals<T>;
     return this.durably(
       ds.executor.pushAsync(
@@ -135,13 +142,10 @@ class NedbCollection<T extends Doc> implements Collection<T> {
     const fieldName = spec.fields.length === 1 ? spec.fields[0] : spec.fields;
     const unique = spec.unique ?? false;
     const sparse = spec.sparse ?? false;
-    // NeDB keeps index definitions in its file and ignores a second ensureIndex for the same field:
-    // one made with other options (an older release) is replaced, or the new ones would never apply.
-    const existing = (this.ds as unknown as { indexes: Record<string, { unique: boolean; sparse: boolean }> })
-      .indexes[fieldName.toString()];
-    if (existing && (existing.unique !== unique || existing.sparse !== sparse)) {
-      await this.durably(this.ds.removeIndexAsync(fieldName as string));
-    }
+    // NeDB keeps index definitions in its file and ignores a second ensureIndex for the same field, and
+    // it has no API that tells an index's options: so the index is made again at every start, or one
+    // made with other options (an older release) would stay (docs/decisions/0101-nedb-index-options.md).
+    await this.durably(this.ds.removeIndexAsync(fieldName as string));
     await this.durably(this.ds.ensureIndexAsync({ fieldName, unique, sparse }));
   }
 
@@ -219,8 +223,14 @@ export class NedbStore implements Store {
   readonly engine = "nedb" as const;
   private readonly collections = new Map<string, NedbCollection<Doc>>();
 
-  /** `dir` null keeps every collection in memory. */
-  constructor(private readonly dir: string | null) {
+  /**
+   * `dir` null keeps every collection in memory. `hooks`: which of NeDB's internals may be used
+   * (INTERNALS_HOOKS_OFF, read alone when a store is opened without a loaded configuration).
+   */
+  constructor(
+    private readonly dir: string | null,
+    private readonly hooks: HookSettings = { off: loadSetting("internalsHooksOff") },
+  ) {
     if (dir) acquireLock(dir);
   }
 
@@ -230,7 +240,7 @@ export class NedbStore implements Store {
       const ds = this.dir
         ? new Datastore<Doc>({ filename: path.join(this.dir, `${name}.db`), autoload: true })
         : new Datastore<Doc>({ inMemoryOnly: true });
-      coll = new NedbCollection<Doc>(ds);
+      coll = new NedbCollection<Doc>(ds, this.hooks);
       this.collections.set(name, coll);
     }
     return coll as unknown as Collection<T>;

@@ -3,7 +3,8 @@
  * loop leaves in one socket write, and every message still arrives, in order.
  */
 import { connect, StringCodec, type NatsConnection } from "nats";
-import { batchNatsWrites } from "../../shared/runtime/nats-batching";
+import { removeHook, useHook } from "../../shared/runtime/internals";
+import { batchNatsWrites, natsBatchingHook, natsProtocol } from "../../shared/runtime/nats-batching";
 import { requireBinary, startNatsServer, type RunningBroker } from "../support/brokers";
 
 const run = requireBinary("nats-server");
@@ -16,13 +17,14 @@ maybe("NATS writes batched per turn of the event loop", () => {
   const codec = StringCodec();
 
   beforeAll(async () => {
-    batchNatsWrites();
+    expect(batchNatsWrites([])).toBe(true);
     server = await startNatsServer();
     sender = await connect({ servers: server.url });
     receiver = await connect({ servers: server.url });
   }, 30_000);
 
   afterAll(async () => {
+    removeHook(natsBatchingHook, natsProtocol);
     await sender?.close();
     await receiver?.close();
     await server?.stop();
@@ -68,5 +70,32 @@ maybe("NATS writes batched per turn of the event loop", () => {
     const reply = await sender.request("batching.echo", codec.encode("ping"), { timeout: 2_000 });
     expect(codec.decode(reply.data)).toBe("ping");
     sub.unsubscribe();
+  });
+
+  it("when the hook is off (nats.js's own flush per microtask), then the same 50 messages leave in several writes and all arrive in order", async () => {
+    removeHook(natsBatchingHook, natsProtocol);
+    try {
+      const sub = receiver.subscribe("batching.off", { max: 50 });
+      await receiver.flush();
+      const received = (async () => {
+        const got: string[] = [];
+        for await (const m of sub) got.push(codec.decode(m.data));
+        return got;
+      })();
+      const writes = socketWrites(sender);
+      try {
+        for (let i = 0; i < 50; i++) {
+          await Promise.resolve();
+          sender.publish("batching.off", codec.encode(String(i)));
+        }
+        await new Promise((r) => setImmediate(r));
+        expect(writes.mock.calls.length).toBeGreaterThan(1);
+      } finally {
+        writes.mockRestore();
+      }
+      expect(await received).toEqual(Array.from({ length: 50 }, (_, i) => String(i)));
+    } finally {
+      expect(useHook(natsBatchingHook, natsProtocol, { off: [] })).toBe(true);
+    }
   });
 });

@@ -4,7 +4,13 @@
  */
 import http from "node:http";
 import net from "node:net";
-import { canShareAcceptance, openAcceptors, type Acceptors } from "../../services/gateway/acceptors";
+import {
+  canShareAcceptance,
+  httpAcceptorsHook,
+  openAcceptors,
+  type Acceptors,
+} from "../../services/gateway/acceptors";
+import { inRange, reasonNotToApply } from "../../shared/runtime/internals";
 
 const HOST = "127.0.0.1";
 
@@ -92,4 +98,47 @@ describe("openAcceptors", () => {
     answer();
     expect(await inFlight).toBe("late");
   });
+
+  it("when the hook is forced off, then there is one socket, with one warning naming it, and a burst is all answered", async () => {
+    const warnings: string[] = [];
+    const server = okServer();
+    const acceptors = await openAcceptors(server, 0, HOST, 4, true, {
+      off: ["http-acceptors"],
+      warn: (m) => warnings.push(m),
+    });
+    opened.push({ server, acceptors });
+    expect(acceptors.count).toBe(1);
+    expect(warnings).toEqual([expect.stringMatching(/'http-acceptors' not applied \(forced off/)]);
+    const answers = await Promise.all(Array.from({ length: 100 }, () => get(portOf(server))));
+    expect(answers.every((a) => a === "ok")).toBe(true);
+  });
+
+  it("when the server lacks an option the hook reads, then there is one socket, with one warning", async () => {
+    const warnings: string[] = [];
+    const server = okServer();
+    Object.defineProperty(server, "keepAliveInitialDelay", { value: undefined });
+    const acceptors = await openAcceptors(server, 0, HOST, 4, canShareAcceptance(), {
+      off: [],
+      warn: (m) => warnings.push(m),
+    });
+    opened.push({ server, acceptors });
+    expect(acceptors.count).toBe(1);
+    if (canShareAcceptance() && inRange(process.versions.node, httpAcceptorsHook.versions)) {
+      expect(warnings).toEqual([expect.stringMatching(/lacks http\.Server's keepAliveInitialDelay/)]);
+    }
+  });
+});
+
+describe("the http-acceptors hook against the installed Node", () => {
+  it("when an HTTP server is made, then it keeps every socket option the hook hands on", () => {
+    expect(httpAcceptorsHook.check(okServer())).toEqual([]);
+  });
+
+  // Where Node cannot share a port there is one socket anyway, and nothing is read.
+  (canShareAcceptance() ? it : it.skip)(
+    "when Node can share a port, then it is one the hook was written for",
+    () => {
+      expect(reasonNotToApply(httpAcceptorsHook, okServer(), [])).toBeNull();
+    },
+  );
 });

@@ -61,6 +61,10 @@ describe(".ci/run", () => {
     expect(e2e).toBeLessThan(commands.length - 1);
     for (const stage of ["typecheck", "lint", "bench (quick"]) expect(script).toContain(`echo "== ${stage}`);
   });
+
+  it("when read, then the e2e tier runs once more with every hook into libraries' internals forced off", () => {
+    expect(commands).toContain("INTERNALS_HOOKS_OFF=all npx jest --selectProjects e2e");
+  });
 });
 
 describe(".ci/node24, the pin of production's Node", () => {

@@ -48,6 +48,7 @@ function fakeBroker(nodes: FakeNode[], probeAnswer: () => Uint8Array = () => new
   const announced: string[] = [];
   const broker = {
     nodeID: "gateway-1",
+    metadata: {} as Record<string, unknown>,
     localBus: {
       on: (event: string, fn: (p: unknown) => void) =>
         listeners.set(event, [...(listeners.get(event) ?? []), fn]),
@@ -68,6 +69,7 @@ function fakeBroker(nodes: FakeNode[], probeAnswer: () => Uint8Array = () => new
     },
     registry: {
       nodes: {
+        localNode: { id: "gateway-1", local: true, lastHeartbeatTime: Math.round(process.uptime()) },
         get: (id: string) => nodes.find((n) => n.id === id),
         disconnected: (id: string) => {
           const node = nodes.find((n) => n.id === id);
@@ -86,7 +88,15 @@ function fakeBroker(nodes: FakeNode[], probeAnswer: () => Uint8Array = () => new
     answerProbe({ respond: (data) => (answer = data) });
     return answer;
   };
-  return { broker: broker as unknown as ServiceBroker, status, announced, emit, pendingRequests, probeMe };
+  return {
+    broker: broker as unknown as ServiceBroker,
+    raw: broker,
+    status,
+    announced,
+    emit,
+    pendingRequests,
+    probeMe,
+  };
 }
 
 const now = () => Math.round(process.uptime());
@@ -94,10 +104,13 @@ const settle = () => new Promise((r) => setImmediate(r));
 
 describe("liveness after a NATS outage", () => {
   type Next = (ctx: { id: string }) => Promise<unknown>;
-  function start(nodes: FakeNode[], probeAnswer?: () => Uint8Array) {
+  function start(nodes: FakeNode[], probeAnswer?: () => Uint8Array, warnings: string[] = []) {
     const fake = fakeBroker(nodes, probeAnswer);
     // Probing at once and often: this suite is about what a probe's answer leads to, not its timing.
-    const mw = LivenessMiddleware({ probeAfterMs: 0, tickMs: 5 }) as unknown as {
+    const mw = LivenessMiddleware(
+      { probeAfterMs: 0, tickMs: 5 },
+      { off: [], warn: (m) => warnings.push(m) },
+    ) as unknown as {
       created(b: ServiceBroker): void;
       started(): void;
       stopped(): void;
@@ -200,5 +213,73 @@ describe("liveness after a NATS outage", () => {
     expect(outageOf(enc('{"from":5}'))).toBeNull();
     expect(outageOf(enc('{"from":9,"to":5}'))).toBeNull();
     expect(outageOf(encodeOutage({ from: 5, to: 9 }))).toEqual({ from: 5, to: 9 });
+  });
+});
+
+describe("liveness when Moleculer is not what it was written for", () => {
+  type Mw = { created(b: ServiceBroker): void; started(): void; stopped(): void };
+  const tick = () => new Promise((r) => setTimeout(r, 30));
+
+  function startWith(fake: ReturnType<typeof fakeBroker>, off: string[] = []) {
+    const warnings: string[] = [];
+    const mw = LivenessMiddleware(
+      { probeAfterMs: 0, tickMs: 5 },
+      { off, warn: (m) => warnings.push(m) },
+    ) as unknown as Mw;
+    mw.created(fake.broker);
+    mw.started();
+    return { warnings, stop: () => mw.stopped() };
+  }
+
+  it("when a pending request no longer has the shape it reads, then its tick stops the middleware with one warning and never throws", async () => {
+    const fake = fakeBroker([]);
+    const run = startWith(fake);
+    expect(fake.raw.metadata.liveProbe).toBe(true);
+    fake.pendingRequests.set("odd", {} as never);
+    await tick();
+    await tick();
+    expect(run.warnings).toHaveLength(1);
+    expect(run.warnings[0]).toMatch(/Internals hook 'liveness' stopped \(a pending request without nodeID\)/);
+    // It still answers probes (a plain NATS subscription), so nobody takes this node for dead.
+    expect(fake.raw.metadata.liveProbe).toBe(true);
+    run.stop();
+  });
+
+  it("when the pending requests are no longer a Map under a running middleware, then it stops with one warning", async () => {
+    const fake = fakeBroker([]);
+    const run = startWith(fake);
+    (fake.raw.transit as { pendingRequests: unknown }).pendingRequests = {};
+    await tick();
+    expect(run.warnings).toHaveLength(1);
+    expect(run.warnings[0]).toMatch(/'liveness' stopped/);
+    run.stop();
+  });
+
+  it("when the registry has no discoverer, then the middleware stays off from the start, announces no probe and warns once", async () => {
+    const fake = fakeBroker([]);
+    delete (fake.raw.registry as { discoverer?: unknown }).discoverer;
+    const run = startWith(fake);
+    fake.status.push("reconnect");
+    await tick();
+    expect(fake.raw.metadata.liveProbe).toBeUndefined();
+    expect(fake.announced).toEqual([]);
+    expect(run.warnings).toEqual([
+      expect.stringMatching(/'liveness' not applied \(moleculer .* lacks registry\.discoverer\)/),
+    ]);
+    run.stop();
+  });
+
+  it("when it is forced off, then it announces no probe, hooks nothing and says so once", async () => {
+    const auth: FakeNode = { id: "auth-1", available: true, instanceID: "a", lastHeartbeatTime: 1 };
+    const fake = fakeBroker([auth]);
+    const run = startWith(fake, ["liveness"]);
+    fake.emit("$node.updated", { node: auth });
+    fake.status.push("reconnect");
+    await tick();
+    expect(auth.lastHeartbeatTime).toBe(1);
+    expect(fake.raw.metadata.liveProbe).toBeUndefined();
+    expect(fake.announced).toEqual([]);
+    expect(run.warnings).toEqual([expect.stringMatching(/'liveness' not applied \(forced off/)]);
+    run.stop();
   });
 });

@@ -1,6 +1,8 @@
 import Datastore from "@seald-io/nedb";
 import fc from "fast-check";
-import { serializeLine, updateIndexesInPlace } from "../../shared/storage/nedb-fast-paths";
+import { useHook } from "../../shared/runtime/internals";
+import { serializeLine } from "../../shared/storage/nedb-fast-paths";
+import { nedbIndexUpdateHook, nedbLibs } from "../../shared/storage/nedb-internals";
 
 const model = require("@seald-io/nedb/lib/model") as {
   serialize(doc: unknown): string;
@@ -10,7 +12,8 @@ const model = require("@seald-io/nedb/lib/model") as {
 type Doc = { _id: string; email?: string; group?: number | null; tag?: string; at?: Date; n: number };
 type Index = { getMatching(key: unknown): Doc[]; getAll(): Doc[]; sparse: boolean };
 
-updateIndexesInPlace();
+// This suite is about the hook itself, whatever INTERNALS_HOOKS_OFF says.
+beforeAll(() => expect(useHook(nedbIndexUpdateHook, nedbLibs, { off: [] })).toBe(true));
 
 const keyName = fc.stringMatching(/^[a-z_][a-z0-9_]{0,8}$/);
 const leaf = fc.oneof(
@@ -99,7 +102,7 @@ type OpValue =
   | { kind: "set"; group: number | null; field: string; to: number; multi: boolean }
   | { kind: "unsetTag"; id: number };
 
-describe("updateIndexesInPlace", () => {
+describe("the nedb-index-update hook (updateInPlace)", () => {
   it("when any sequence of inserts and updates runs (keys kept, changed, unset, or taken), then every index holds exactly the stored documents", async () => {
     await fc.assert(
       fc.asyncProperty(fc.array(op, { maxLength: 40 }), async (ops) => {

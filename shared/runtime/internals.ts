@@ -1,0 +1,240 @@
+/**
+ * Hooks into what another library does not document (a prototype method, a private field), in the
+ * manner of an OpenTelemetry instrumentation: each hook names its library and the versions it was
+ * written for, says what it needs (`check`), and can be applied and removed (`apply`, `remove`, which
+ * wrap and unwrap the library's own function, shimmer-style: the original is called or kept, never
+ * copied). `useHook` applies a hook only when the installed version is in its range, its check finds
+ * everything it touches, and INTERNALS_HOOKS_OFF does not name it. Otherwise the library keeps its
+ * own behaviour and one warning names the hook and the reason. It never throws.
+ *
+ * Every hook and why it is worth having is listed in docs/architecture.md ("Hooks into other
+ * libraries' internals").
+ */
+import fs from "node:fs";
+import path from "node:path";
+
+/** Every hook's name (INTERNALS_HOOKS_OFF is checked against this list): a new hook adds its own. */
+export const HOOK_NAMES = [
+  "nats-batching",
+  "liveness",
+  "nedb-index-update",
+  "nedb-group-commit",
+  "nedb-read-by-id",
+  "http-acceptors",
+] as const;
+
+export type HookName = (typeof HOOK_NAMES)[number];
+
+export interface InternalsHook<T> {
+  name: HookName;
+  /** The npm package hooked into, or "node" for Node's own modules. */
+  library: string;
+  /** Versions the hook was written for: comparators joined by spaces, e.g. ">=2.29.0 <3.0.0". */
+  versions: string;
+  /** What the hook touches that is missing or not as expected in `target` (empty: all there). */
+  check(target: T): string[];
+  apply(target: T): void;
+  remove(target: T): void;
+}
+
+export interface HookSettings {
+  /** Hook names forced off, or "all" (INTERNALS_HOOKS_OFF). */
+  off: readonly string[];
+  /** Where the one warning per hook goes (default: a process warning). */
+  warn?: (message: string) => void;
+}
+
+const defaultWarn = (message: string) => process.emitWarning(message, { code: "INTERNALS_HOOK" });
+
+/** A version's numbers, or null for anything but x.y.z (a pre-release never counts as in range). */
+function parts(version: string): [number, number, number] | null {
+  const m = /^v?(\d+)\.(\d+)\.(\d+)$/.exec(version.trim());
+  return m ? [Number(m[1]), Number(m[2]), Number(m[3])] : null;
+}
+
+function compare(a: [number, number, number], b: [number, number, number]): number {
+  for (let i = 0; i < 3; i++) if (a[i] !== b[i]) return a[i] - b[i];
+  return 0;
+}
+
+/**
+ * Whether `version` satisfies every comparator of `range` (">=", ">", "<", "<=", "=", or a bare
+ * version). Deliberately narrow: hooks declare plain bounds, and an unreadable range or version is
+ * "not in range", so the hook stays off.
+ */
+export function inRange(version: string, range: string): boolean {
+  const v = parts(version);
+  const comparators = range.trim().split(/\s+/).filter(Boolean);
+  if (!v || comparators.length === 0) return false;
+  return comparators.every((c) => {
+    const m = /^(>=|<=|>|<|=)?(.+)$/.exec(c);
+    const bound = m ? parts(m[2]) : null;
+    if (!m || !bound) return false;
+    const order = compare(v, bound);
+    switch (m[1]) {
+      case ">=":
+        return order >= 0;
+      case ">":
+        return order > 0;
+      case "<":
+        return order < 0;
+      case "<=":
+        return order <= 0;
+      default:
+        return order === 0;
+    }
+  });
+}
+
+/** The installed version of `library` ("node": Node's own), or null when it cannot be read. */
+export function installedVersion(library: string): string | null {
+  if (library === "node") return process.versions.node;
+  try {
+    // Some packages do not export their package.json: walk up from their entry point instead.
+    let dir = path.dirname(require.resolve(library));
+    for (;;) {
+      const file = path.join(dir, "package.json");
+      if (fs.existsSync(file)) {
+        const pkg = JSON.parse(fs.readFileSync(file, "utf8")) as { name?: string; version?: string };
+        if (pkg.name === library && typeof pkg.version === "string") return pkg.version;
+      }
+      const parent = path.dirname(dir);
+      if (parent === dir) return null;
+      dir = parent;
+    }
+  } catch {
+    return null;
+  }
+}
+
+/** Why `hook` must not be applied to `target` now, or null when it may. Never throws. */
+export function reasonNotToApply<T>(
+  hook: InternalsHook<T>,
+  target: T,
+  off: readonly string[],
+): string | null {
+  if (off.includes("all") || off.includes(hook.name)) return "forced off by INTERNALS_HOOKS_OFF";
+  const version = installedVersion(hook.library);
+  if (version === null) return `the installed version of ${hook.library} cannot be read`;
+  if (!inRange(version, hook.versions)) {
+    return `${hook.library} ${version} is outside the versions it was written for (${hook.versions})`;
+  }
+  let missing: string[];
+  try {
+    missing = hook.check(target);
+  } catch (err) {
+    missing = [`its check failed: ${(err as Error).message}`];
+  }
+  return missing.length > 0 ? `${hook.library} ${version} lacks ${missing.join(", ")}` : null;
+}
+
+/** Hooks already warned about, by the function warned with (one warning per hook and process). */
+const warned = new WeakMap<object, Set<HookName>>();
+const applied = new WeakMap<object, Set<HookName>>();
+
+function warnOnce(
+  hook: { name: HookName; library: string },
+  reason: string,
+  settings: HookSettings,
+  what = "not applied",
+): void {
+  const warn = settings.warn ?? defaultWarn;
+  const names = warned.get(warn) ?? new Set<HookName>();
+  if (names.has(hook.name)) return;
+  names.add(hook.name);
+  warned.set(warn, names);
+  const message = `Internals hook '${hook.name}' ${what} (${reason}): ${hook.library}'s own behaviour is used.`;
+  try {
+    warn(message);
+  } catch {
+    // A warning that cannot be written must not stop the start.
+  }
+}
+
+/**
+ * Applies `hook` to `target` when it may (see reasonNotToApply); otherwise, or if applying fails,
+ * leaves the library as it is and warns once. Applying twice to one target does nothing more.
+ * Returns whether the hook is in place. Never throws.
+ */
+export function useHook<T extends object>(
+  hook: InternalsHook<T>,
+  target: T,
+  settings: HookSettings,
+): boolean {
+  if (applied.get(target)?.has(hook.name)) return true;
+  const reason = reasonNotToApply(hook, target, settings.off);
+  if (reason !== null) {
+    warnOnce(hook, reason, settings);
+    return false;
+  }
+  try {
+    hook.apply(target);
+  } catch (err) {
+    try {
+      hook.remove(target);
+    } catch {
+      // Best effort: what was not applied needs no removal.
+    }
+    warnOnce(hook, `applying it failed: ${(err as Error).message}`, settings);
+    return false;
+  }
+  const names = applied.get(target) ?? new Set<HookName>();
+  names.add(hook.name);
+  applied.set(target, names);
+  return true;
+}
+
+/**
+ * For a hook that finds, once applied, that the library is not what it checked (a hook that works on
+ * the library's state while the process runs): it has removed itself, and this warns once.
+ */
+export function warnHookStopped(
+  hook: { name: HookName; library: string },
+  reason: string,
+  settings: HookSettings,
+): void {
+  warnOnce(hook, reason, settings, "stopped");
+}
+
+/** Removes `hook` from `target` if useHook applied it (tests; a process never needs to). */
+export function removeHook<T extends object>(hook: InternalsHook<T>, target: T): void {
+  if (!applied.get(target)?.delete(hook.name)) return;
+  hook.remove(target);
+}
+
+const ORIGINAL = Symbol("internals.original");
+
+type Fn = (...args: never[]) => unknown;
+
+/**
+ * Replaces `owner[key]` with `wrapper(original)`; the original stays reachable for `unwrap`. The
+ * wrapper decides when to call the original; it must never be a copy of it.
+ */
+export function wrap<O extends object, K extends keyof O>(
+  owner: O,
+  key: K,
+  wrapper: (original: O[K] & Fn) => O[K] & Fn,
+): void {
+  const original = owner[key];
+  if (typeof original !== "function") throw new Error(`${String(key)} is not a function`);
+  const wrapped = wrapper(original as O[K] & Fn);
+  Object.defineProperty(wrapped, ORIGINAL, { value: original });
+  owner[key] = wrapped;
+}
+
+/** Puts back what `wrap` replaced (nothing if `owner[key]` is not a wrapper). */
+export function unwrap<O extends object, K extends keyof O>(owner: O, key: K): void {
+  const current = owner[key] as unknown as { [ORIGINAL]?: O[K] } | undefined;
+  const original = current?.[ORIGINAL];
+  if (original !== undefined) owner[key] = original;
+}
+
+/** Whether `fn` is a wrapper made by `wrap`. */
+export const isWrapped = (fn: unknown): boolean => typeof fn === "function" && ORIGINAL in fn;
+
+/** Checks helpers: the name of each listed member of `obj` that is not a function. */
+export function missingFunctions(obj: unknown, what: string, names: readonly string[]): string[] {
+  const o = obj as Record<string, unknown> | null | undefined;
+  if (o === null || o === undefined) return [what];
+  return names.filter((n) => typeof o[n] !== "function").map((n) => `${what}.${n}()`);
+}

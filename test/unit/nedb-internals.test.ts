@@ -1,0 +1,89 @@
+/**
+ * NeDB's internals the embedded engine hooks into (shared/storage/nedb-internals): every hook finds what
+ * it needs in the installed NeDB (an upgrade that changes any of it fails here), and with the hooks
+ * forced off the store works NeDB's own way, on files either way readable by the other.
+ */
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import Datastore from "@seald-io/nedb";
+import { reasonNotToApply } from "../../shared/runtime/internals";
+import { NedbStore } from "../../shared/storage";
+import {
+  nedbGroupCommitHook,
+  nedbIndexUpdateHook,
+  nedbLibs,
+  nedbReadByIdHook,
+  type NedbPersistence,
+} from "../../shared/storage/nedb-internals";
+
+type Doc = { _id: string; email: string; n: number };
+
+const tmp = () => fs.mkdtempSync(path.join(os.tmpdir(), "nedb-internals-"));
+
+describe("the NeDB hooks against the installed NeDB", () => {
+  it("when the index update hook is checked, then NeDB's index class, its tree nodes and model functions are as it reads them", () => {
+    expect(reasonNotToApply(nedbIndexUpdateHook, nedbLibs, [])).toBeNull();
+  });
+
+  it("when the group commit is checked on a datastore with a file, then its persistence and line format are as it uses them", () => {
+    const dir = tmp();
+    try {
+      const ds = new Datastore({ filename: path.join(dir, "x.db") });
+      const persistence = (ds as unknown as { persistence: NedbPersistence }).persistence;
+      expect(reasonNotToApply(nedbGroupCommitHook({ append: () => undefined }), persistence, [])).toBeNull();
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("when the read path is checked on a datastore, then its queue and _id index are as it uses them", () => {
+    const ds = new Datastore({ inMemoryOnly: true });
+    expect(reasonNotToApply(nedbReadByIdHook, ds as never, [])).toBeNull();
+  });
+
+  it("when a datastore's queue is missing, then the read path says what it lacks", () => {
+    const ds = new Datastore({ inMemoryOnly: true }) as unknown as { executor?: unknown };
+    delete ds.executor;
+    expect(reasonNotToApply(nedbReadByIdHook, ds as never, [])).toMatch(/lacks datastore\.executor/);
+  });
+});
+
+describe("the embedded store with every NeDB hook forced off", () => {
+  const off = { off: ["all"], warn: () => undefined };
+
+  it("when documents are written, read by id, and an index made again with other options, then NeDB's own ways give the same answers", async () => {
+    const dir = tmp();
+    try {
+      const store = new NedbStore(dir, off);
+      const users = store.collection<Doc>("users");
+      await users.createIndex({ fields: ["email"] });
+      await users.insertMany([
+        { _id: "a", email: "a@x", n: 0 },
+        { _id: "b", email: "b@x", n: 0 },
+      ]);
+      expect(await users.updateOne({ _id: "a" }, { $inc: { n: 1 } })).toBe(1);
+      expect(await users.readById("a")).toEqual({ _id: "a", email: "a@x", n: 1 });
+      expect(await users.readById("zz")).toBeNull();
+      // A unique index asked for where a plain one was: made again, so it refuses a second "a@x".
+      await users.createIndex({ fields: ["email"], unique: true });
+      await expect(users.insertOne({ _id: "c", email: "a@x", n: 0 })).rejects.toThrow();
+      await store.close();
+
+      // What NeDB wrote its way is read back by a store with the hooks on, and the other way round.
+      const again = new NedbStore(dir, { off: [] });
+      const reread = again.collection<Doc>("users");
+      expect(await reread.find({}, { sort: { _id: 1 } })).toEqual([
+        { _id: "a", email: "a@x", n: 1 },
+        { _id: "b", email: "b@x", n: 0 },
+      ]);
+      await reread.updateOne({ _id: "b" }, { $set: { n: 5 } });
+      await again.close();
+      const third = new NedbStore(dir, off);
+      expect(await third.collection<Doc>("users").readById("b")).toEqual({ _id: "b", email: "b@x", n: 5 });
+      await third.close();
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
