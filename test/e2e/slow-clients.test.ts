@@ -16,13 +16,11 @@ const SLOW_HEADER_CONNECTIONS = 3000;
 const UPLOADS_EACH = 5;
 /**
  * How late after its bound a cut may be seen: Node's (or the body watch's) check tick, then the time to
- * answer and close; the clients share the server's process and event loop (3,000 writes a second), and
- * the machine its two cores.
+ * answer and close, on a machine whose two cores also run the clients (3,000 writes a second).
  */
 const LATE_MS = CONNECTION_CHECK_MS + 2500;
 /** Over how long the slow-header connections open. */
 const RAMP_MS = 3000;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 let sys: System;
 let storeId: number;
@@ -72,13 +70,9 @@ describe("slow clients", () => {
       );
       // The connections open over RAMP_MS, as an attack ramps up: opened all in one go, they would wait
       // in the port's accept queue, and their times would measure the kernel's queue, not the bound.
-      const headerClients: Promise<SlowOutcome>[] = [];
-      for (let i = 0; i < SLOW_HEADER_CONNECTIONS; i++) {
-        headerClients.push(slowHeaders(sys.baseUrl, 1000));
-        if (i % 100 === 99) await sleep(RAMP_MS / (SLOW_HEADER_CONNECTIONS / 100));
-      }
+      const headerClients = slowHeaders(sys.baseUrl, SLOW_HEADER_CONNECTIONS, 1000, RAMP_MS);
       const stalled: SlowOutcome[] = await Promise.all(uploads);
-      const slow: SlowOutcome[] = await Promise.all(headerClients);
+      const slow = await headerClients;
       await reads.stop();
 
       // Reads went on, all of them answered.
@@ -113,7 +107,8 @@ describe("slow clients", () => {
       // Headers that never end are answered 408 and their connection closed, within the bound.
       for (const o of slow) {
         expect(o.status).toBe(408);
-        expect(o.closedAt - o.openedAt).toBeLessThanOrEqual(httpHeadersTimeoutMs + LATE_MS);
+        expect(o.ms).toBeGreaterThanOrEqual(httpHeadersTimeoutMs - 100);
+        expect(o.ms).toBeLessThanOrEqual(httpHeadersTimeoutMs + LATE_MS);
       }
 
       // Nothing a stalled upload staged outlives it.

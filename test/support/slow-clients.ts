@@ -1,9 +1,11 @@
 /**
  * Clients that hold a connection without finishing their request: an upload that stalls after its first
- * bytes, and a request whose headers arrive a byte at a time. Raw sockets, so nothing on the client side
+ * bytes, and requests whose headers arrive a byte at a time. Raw sockets, so nothing on the client side
  * times out or retries on its own; each records what it was answered and when its connection closed.
  */
+import { spawn } from "node:child_process";
 import net from "node:net";
+import path from "node:path";
 import { eventFields, pngBytes } from "./upload";
 
 export interface SlowOutcome {
@@ -74,19 +76,43 @@ export function stalledUpload(
   });
 }
 
+export interface SlowHeadersOutcome {
+  /** From its first byte to its close (-1: it never connected). */
+  ms: number;
+  status: number;
+  body: string;
+}
+
 /**
- * A GET whose request line and headers arrive one byte every `everyMs` (they never end within any sane
- * bound: a thousand bytes of headers). Stops sending once the server closed the connection.
+ * `count` connections, opened over `rampMs`, whose request line and headers arrive one byte every
+ * `everyMs` (a thousand bytes of headers: they never end within any sane bound), from a process of their
+ * own (slow-headers-child.js). Resolves once the server has closed every one.
  */
-export function slowHeaders(baseUrl: string, everyMs: number): Promise<SlowOutcome> {
-  const text = `GET /app-settings HTTP/1.1\r\nHost: ${new URL(baseUrl).host}\r\nX-Slow: ${"z".repeat(1000)}\r\n\r\n`;
-  return held(baseUrl, (socket, sent) => {
-    let at = 0;
-    const timer = setInterval(() => {
-      if (socket.destroyed || at >= text.length) return void clearInterval(timer);
-      socket.write(text[at++]);
-      sent();
-    }, everyMs);
-    socket.once("close", () => clearInterval(timer));
+export function slowHeaders(
+  baseUrl: string,
+  count: number,
+  everyMs: number,
+  rampMs: number,
+): Promise<SlowHeadersOutcome[]> {
+  const { hostname, port } = new URL(baseUrl);
+  const child = spawn(
+    process.execPath,
+    [
+      path.join(__dirname, "slow-headers-child.js"),
+      hostname,
+      port,
+      String(count),
+      String(everyMs),
+      String(rampMs),
+    ],
+    { stdio: ["ignore", "pipe", "inherit"] },
+  );
+  let out = "";
+  child.stdout.setEncoding("utf8").on("data", (d: string) => (out += d));
+  return new Promise((resolve, reject) => {
+    child.on("error", reject);
+    child.on("exit", (code) =>
+      code === 0 ? resolve(JSON.parse(out) as SlowHeadersOutcome[]) : reject(new Error(`exit ${code}`)),
+    );
   });
 }
