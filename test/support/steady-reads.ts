@@ -23,8 +23,11 @@ function failureOf(err: unknown): string {
   return e?.cause?.code ?? e?.cause?.name ?? e?.name ?? "error";
 }
 
-/** `clients` readers of one URL until stopped (a failed read waits 50 ms before the next). */
-export function steadyReads(url: string, headers: Record<string, string>, clients = 8) {
+/**
+ * `clients` readers of one URL until stopped (a failed read waits 50 ms before the next). With
+ * `thinkMs`, each waits that long between reads, as a user does, instead of reading back to back.
+ */
+export function steadyReads(url: string, headers: Record<string, string>, clients = 8, thinkMs = 0) {
   const outcomes: ReadOutcome[] = [];
   let stopped = false;
   const worker = async () => {
@@ -42,6 +45,7 @@ export function steadyReads(url: string, headers: Record<string, string>, client
       }
       outcomes.push({ sentAt, ms: Date.now() - sentAt, status, body, ...(error ? { error } : {}) });
       if (status !== 200) await sleep(50);
+      else if (thinkMs > 0) await sleep(thinkMs);
     }
   };
   const workers = Array.from({ length: clients }, worker);
