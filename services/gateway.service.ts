@@ -43,14 +43,8 @@ import {
 import { parseJsonBody, readRaw } from "./gateway/request-body";
 import { traceRequest } from "./gateway/request-span";
 import { callerOfBearer } from "./gateway/bearer";
-import {
-  callerTag,
-  isUploadRequest,
-  pathParamsOf,
-  routeByAction,
-  routes,
-  type RouteSpec,
-} from "./gateway/routes";
+import { callerTag, isUploadRequest, routeByAction, routes, type RouteSpec } from "./gateway/routes";
+import { paramsOfRequest, rateLimitCaller } from "./gateway/request-params";
 import { UploadSlots } from "./gateway/upload-slots";
 import { httpServerOptions, requestBudgetMs, REST_TIMEOUT_MARGIN_MS } from "./gateway/http-bounds";
 import type { BodyBounds } from "./gateway/body-watch";
@@ -337,16 +331,7 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
       const spec = this.specOf(req);
       if (!spec) return;
       await this.limitRate(ctx, req, spec);
-      const pathNames = pathParamsOf(spec);
-      const path = Object.fromEntries(Object.entries(req.$params).filter(([k]) => pathNames.includes(k)));
-      const headers = Object.fromEntries(
-        Object.entries(spec.headers ?? {})
-          .filter(([h]) => typeof req.headers[h] === "string")
-          .map(([h, param]) => [param, req.headers[h]]),
-      );
-      const query = Object.fromEntries(
-        (spec.query ?? []).filter((q) => req.query?.[q] !== undefined).map((q) => [q, req.query?.[q]]),
-      );
+      const { path, headers, query } = paramsOfRequest(spec, req);
       if (spec.body === "multipart") {
         req.$params = { ...path, ...(await this.readUpload(ctx, req, String(path.store_id))) };
         return;
@@ -400,7 +385,7 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
       return { idleMs: this.config.httpBodyIdleTimeoutMs, deadline: (req.$arrivedAt ?? Date.now()) + budget };
     },
 
-    /** RATE_LIMITS, per caller: the user, else the API key, else the client address. */
+    /** RATE_LIMITS, per caller (gateway/request-params). */
     async limitRate(
       this: GatewayService,
       ctx: Context<unknown, AuthMeta>,
@@ -408,17 +393,11 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
       spec: RouteSpec,
     ): Promise<void> {
       if (!this.counters) return;
-      const meta = ctx.meta as AuthMeta & { apiKey?: { key_id: string } };
-      const forwarded = this.config.trustProxy
-        ? String(req.headers["x-forwarded-for"] ?? "")
-            .split(",")[0]
-            .trim()
-        : "";
-      const caller = meta.user
-        ? `user:${meta.user.id}`
-        : meta.apiKey
-          ? `key:${meta.apiKey.key_id}`
-          : `ip:${forwarded || req.socket.remoteAddress || "unknown"}`;
+      const caller = rateLimitCaller(
+        ctx.meta as AuthMeta & { apiKey?: { key_id: string } },
+        req,
+        this.config.trustProxy,
+      );
       try {
         await enforceLimit(this.counters, this.limits, spec.action, caller);
       } catch (err) {
