@@ -22,8 +22,9 @@ const freshDir = (): string => path.join(root, `db-${++dirs}`);
 const lockOf = (dir: string): string => path.join(dir, ".lock");
 
 const open = new Set<NedbStore>();
-const openStore = (dir: string): NedbStore => {
-  const store = new NedbStore(dir);
+/** `groupCommit`: the nedb-group-commit hook whatever INTERNALS_HOOKS_OFF says (tests of the hook itself). */
+const openStore = (dir: string, groupCommit = false): NedbStore => {
+  const store = groupCommit ? new NedbStore(dir, { off: [] }) : new NedbStore(dir);
   open.add(store);
   return store;
 };
@@ -153,7 +154,7 @@ describe("NeDB on disk", () => {
   }, 30_000);
 
   it("when writes finish in the same turn of the event loop, then their lines go to the file in one write", async () => {
-    const store = openStore(freshDir());
+    const store = openStore(freshDir(), true);
     const docs = store.collection<{ _id: string; n: number }>("things");
     await docs.insertOne({ _id: "warm-up", n: 0 });
     const writes = jest.spyOn(fs, "writeSync");
@@ -182,7 +183,7 @@ describe("NeDB on disk", () => {
   });
 
   it("when the file cannot be written, then every operation of that turn fails with the error, and later ones succeed", async () => {
-    const store = openStore(freshDir());
+    const store = openStore(freshDir(), true);
     const docs = store.collection<{ _id: string; n: number }>("things");
     await docs.insertOne({ _id: "warm-up", n: 0 });
     const writes = jest.spyOn(fs, "writeSync").mockImplementationOnce(() => {
