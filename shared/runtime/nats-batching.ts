@@ -6,22 +6,23 @@
  * so a lone request waits no longer. What it gains: docs/architecture.md, "Hooks into other libraries'
  * internals".
  *
- * nats.js has no option for this. The hook wraps the protocol handler's `flushPending` (which its
- * `sendCommand` calls in a microtask, or at once when the buffer passes the client's limit): below that
- * limit the client's own flush runs once at the end of the turn; at or above it, at once, as before.
+ * nats.js has no option for this. The hook wraps two methods of its protocol handler: `sendCommand`,
+ * which on an empty buffer asks for `flushPending` in a microtask, and `flushPending`, which runs that
+ * one flush at the end of the turn instead. Every other flush (over the buffer's limit, a PING, after a
+ * reconnect) runs at once, as nats.js does it.
  */
 import { missingFunctions, unwrap, useHook, wrap, type InternalsHook } from "./internals";
 
 /** The parts of nats.js's ProtocolHandler (not in its typings) the hook touches. */
 interface ProtocolHandler {
-  outbound: { size(): number };
-  pendingLimit: number;
+  outbound: { length(): number };
+  sendCommand(...args: unknown[]): void;
   flushPending(): void;
 }
 
 /** nats.js's protocol module (not exported by it): `{}` if this release has none where it used to be. */
 interface ProtocolModule {
-  ProtocolHandler?: { prototype: { flushPending: ProtocolHandler["flushPending"] } };
+  ProtocolHandler?: { prototype: Pick<ProtocolHandler, "sendCommand" | "flushPending"> };
 }
 
 function protocolModule(): ProtocolModule {
@@ -33,39 +34,50 @@ function protocolModule(): ProtocolModule {
   }
 }
 
-/** Handlers with a flush waiting for the end of the turn. */
-const scheduled = new WeakSet<ProtocolHandler>();
+/** Handlers whose next flushPending is the one their sendCommand asked for in a microtask. */
+const deferNext = new WeakSet<ProtocolHandler>();
 
 export const natsBatchingHook: InternalsHook<ProtocolModule> = {
   name: "nats-batching",
   library: "nats",
   versions: ">=2.29.0 <3.0.0",
   check(protocol) {
-    // `outbound` and `pendingLimit` belong to each connection: checked where they are read (below).
+    // `outbound` belongs to each connection: checked where it is read (below).
     return missingFunctions(protocol.ProtocolHandler?.prototype, "ProtocolHandler.prototype", [
+      "sendCommand",
       "flushPending",
     ]);
   },
   apply(protocol) {
+    const proto = protocol.ProtocolHandler!.prototype;
     wrap(
-      protocol.ProtocolHandler!.prototype,
+      proto,
+      "sendCommand",
+      (send) =>
+        function sendCommand(this: ProtocolHandler, ...args: unknown[]) {
+          const empty = typeof this.outbound?.length === "function" && this.outbound.length() === 0;
+          // nats.js queues its flush in a microtask when the buffer was empty: these two microtasks
+          // come right before and after it, so that flush, and only it, finds the mark.
+          if (empty) queueMicrotask(() => deferNext.add(this));
+          send.apply(this, args as never);
+          if (empty) queueMicrotask(() => deferNext.delete(this));
+        },
+    );
+    wrap(
+      proto,
       "flushPending",
       (flushNow) =>
         function flushPending(this: ProtocolHandler) {
-          const size = typeof this.outbound?.size === "function" ? this.outbound.size() : NaN;
-          // Over the client's limit, or a connection unlike the one written for: at once, as nats.js does.
-          if (!(size < this.pendingLimit)) return flushNow.call(this);
-          if (scheduled.has(this)) return;
-          scheduled.add(this);
-          setImmediate(() => {
-            scheduled.delete(this);
-            flushNow.call(this);
-          });
+          if (!deferNext.has(this)) return flushNow.call(this);
+          deferNext.delete(this);
+          setImmediate(() => flushNow.call(this));
         },
     );
   },
   remove(protocol) {
-    if (protocol.ProtocolHandler) unwrap(protocol.ProtocolHandler.prototype, "flushPending");
+    if (!protocol.ProtocolHandler) return;
+    unwrap(protocol.ProtocolHandler.prototype, "flushPending");
+    unwrap(protocol.ProtocolHandler.prototype, "sendCommand");
   },
 };
 
