@@ -5,13 +5,10 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { LoggerInstance } from "moleculer";
-import { ErrorType } from "../../shared/errors";
+import { isOwnErrorType } from "../../shared/errors";
 import { encodeHttpError, FALLBACK_ERROR_JSON, toHttpError } from "./http-errors";
 import type { RouteSpec } from "./routes";
 import { writeJson } from "./write-json";
-
-/** Refusals made on purpose (e.g. every upload slot taken): answers, not faults to log one by one. */
-const deliberate = new Set<unknown>(Object.values(ErrorType));
 
 /** How long an unread body may still arrive after its error was answered, before the connection is cut. */
 const DRAIN_MS = 2000;
@@ -76,7 +73,7 @@ function writeError(req: Req, res: ServerResponse, err: unknown, c: ErrorAnswerC
   const encoded = encodeHttpError(mapped);
   if (mapped.unexpected) c.logger.error("Unexpected error", where, err);
   else if (encoded.fallback) c.logger.error("Error answer could not be encoded", where, err);
-  else if (mapped.status >= 500 && !deliberate.has((err as { type?: unknown } | null)?.type))
+  else if (mapped.status >= 500 && !isOwnErrorType((err as { type?: unknown } | null)?.type))
     c.logger.warn(`${mapped.status} ${String(mapped.body.detail)}`, where);
   writeJson(res, encoded.status, encoded.json, encoded.fallback ? {} : mapped.headers);
 }

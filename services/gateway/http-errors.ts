@@ -3,7 +3,7 @@
  * `{"detail": [{type, loc, msg, input}]}`. Errors are recognised by `code` and `type`, which survive the
  * transporter; anything unrecognised is a 500 with a generic detail (the caller logs the real error).
  */
-import { boundedInput, ErrorType, MAX_ISSUES, type ValidationIssue } from "../../shared/errors";
+import { boundedInput, isOwnErrorType, MAX_ISSUES, type ValidationIssue } from "../../shared/errors";
 import { INPUT_MAX_STRING } from "../../shared/errors/bounded-input";
 import { originOf, type RouteSpec } from "./routes";
 
@@ -23,7 +23,6 @@ interface ErrorLike {
 }
 
 const heads = new Set(["path", "query", "header", "body"]);
-const ownTypes = new Set<string>(Object.values(ErrorType));
 
 /** A `loc` segment as sent: keys come from the client, so they are cut like echoed strings. */
 const locSegment = (seg: unknown): string | number =>
@@ -80,7 +79,7 @@ export function toHttpError(err: unknown, spec?: RouteSpec): HttpError {
   if (code === 422 && Array.isArray(e.data)) {
     return { status: 422, body: { detail: toFastApiIssues(e.data as ValidationIssue[], spec) } };
   }
-  if (ownTypes.has(type) && code >= 400 && code < 600) {
+  if (isOwnErrorType(type) && code >= 400 && code < 600) {
     const headers: Record<string, string> = {};
     if (code === 401 && spec?.auth === "bearer") headers["WWW-Authenticate"] = "Bearer";
     const retryAfter = (e.data as { retryAfter?: number } | undefined)?.retryAfter;

@@ -26,6 +26,14 @@ export const ErrorType = {
 } as const;
 export type ErrorType = (typeof ErrorType)[keyof typeof ErrorType];
 
+const errorTypes = new Set<unknown>(Object.values(ErrorType));
+
+/**
+ * Whether an error's `type` is one of ours: an answer the system gives on purpose (a 401, a 409, every
+ * upload slot taken: 503), as opposed to a fault. The type survives the transporter; the class does not.
+ */
+export const isOwnErrorType = (type: unknown): type is ErrorType => errorTypes.has(type);
+
 /** One entry of a 422 body, FastAPI's shape. `loc` is completed with "body"/"path"/"query" by the gateway. */
 export interface ValidationIssue {
   type: string;

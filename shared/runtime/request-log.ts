@@ -7,9 +7,7 @@
  * rest at error.
  */
 import type { Context, Middleware, ServiceBroker } from "moleculer";
-import { ErrorType } from "../errors";
-
-const deliberate = new Set<unknown>(Object.values(ErrorType));
+import { isOwnErrorType } from "../errors";
 
 export function RequestLogMiddleware(): Middleware {
   let logger: ReturnType<ServiceBroker["getLogger"]>;
@@ -28,7 +26,7 @@ export function RequestLogMiddleware(): Middleware {
             caller: ctx.caller,
           };
           const code = typeof err?.code === "number" ? err.code : 500;
-          if (code >= 500 && !deliberate.has(err?.type))
+          if (code >= 500 && !isOwnErrorType(err?.type))
             logger.error(`${action.name} failed: ${err?.message}`, where);
           else logger.debug(`${action.name} answered ${code}: ${err?.message}`, where);
           throw err;
