@@ -43,10 +43,10 @@ import {
 import { parseJsonBody, readRaw } from "./gateway/request-body";
 import { traceRequest } from "./gateway/request-span";
 import { callerOfBearer } from "./gateway/bearer";
-import { callerTag, isUploadRequest, routeByAction, routes, type RouteSpec } from "./gateway/routes";
+import { callerTag, routeByAction, routes, type RouteSpec } from "./gateway/routes";
 import { paramsOfRequest, rateLimitCaller } from "./gateway/request-params";
 import { UploadSlots } from "./gateway/upload-slots";
-import { httpServerOptions, requestBudgetMs, REST_TIMEOUT_MARGIN_MS } from "./gateway/http-bounds";
+import { httpServerOptions, requestDeadline, REST_TIMEOUT_MARGIN_MS } from "./gateway/http-bounds";
 import type { BodyBounds } from "./gateway/body-watch";
 import type { MicrocacheSlot } from "./gateway/microcache";
 import { overrideMoleculerWeb, type WebGateway } from "./gateway/moleculer-web-overrides";
@@ -60,8 +60,8 @@ type Req = IncomingMessage & {
   $ctx?: Context;
   /** Set when this read's answer may be kept (gateway/moleculer-web-overrides). */
   $microcache?: MicrocacheSlot;
-  /** When the gateway took the request (its headers were in), for its time bounds. */
-  $arrivedAt?: number;
+  /** When the whole request must be answered (gateway/http-bounds). */
+  $deadline?: number;
   parsedUrl?: string;
   query?: Record<string, unknown>;
 };
@@ -156,9 +156,7 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
     server: false,
     // Each request's time budget: the whole HTTP request runs as one call of `rest` (see below).
     rootCallOptions(this: GatewayService, options: { timeout?: number }, req: Req) {
-      req.$arrivedAt = Date.now();
-      const budget = requestBudgetMs(this.config, isUploadRequest(req.method, req.url));
-      options.timeout = budget + REST_TIMEOUT_MARGIN_MS;
+      options.timeout = requestDeadline(this.config, req) - Date.now() + REST_TIMEOUT_MARGIN_MS;
     },
     // Every error leaves in the spec's shape (moleculer-web's global error handler).
     onError(this: GatewayService, req: Req, res: Res, err: unknown) {
@@ -381,8 +379,7 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
 
     /** How long this request's body may go without a byte, and when it must be in. */
     bodyBounds(this: GatewayService, req: Req): BodyBounds {
-      const budget = requestBudgetMs(this.config, isUploadRequest(req.method, req.url));
-      return { idleMs: this.config.httpBodyIdleTimeoutMs, deadline: (req.$arrivedAt ?? Date.now()) + budget };
+      return { idleMs: this.config.httpBodyIdleTimeoutMs, deadline: requestDeadline(this.config, req) };
     },
 
     /** RATE_LIMITS, per caller (gateway/request-params). */

@@ -9,8 +9,9 @@
  *   upload (the body readers' deadline, then the `rest` call's timeout);
  * - an idle keep-alive connection: HTTP_KEEP_ALIVE_TIMEOUT_MS.
  */
-import type { ServerOptions } from "node:http";
+import type { IncomingMessage, ServerOptions } from "node:http";
 import type { Config } from "../../shared/config";
+import { isUploadRequest } from "./routes";
 
 /** How often Node looks for connections past their header or request time (its default is 30 s). */
 export const CONNECTION_CHECK_MS = 1000;
@@ -21,9 +22,20 @@ export const CONNECTION_CHECK_MS = 1000;
  */
 export const REST_TIMEOUT_MARGIN_MS = 1000;
 
-/** The whole time a request may take, from the gateway taking it to its answer. */
-export const requestBudgetMs = (config: Config, upload: boolean): number =>
-  upload ? config.uploadTimeoutMs : config.httpRequestTimeoutMs;
+/** A request as the gateway times it: its deadline, set when the gateway takes it. */
+export type TimedRequest = IncomingMessage & { $deadline?: number };
+
+/**
+ * When the whole of this request must be answered: HTTP_REQUEST_TIMEOUT_MS after the gateway took it, or
+ * UPLOAD_TIMEOUT_MS for an upload. Fixed on first use (when moleculer-web asks for the call options of
+ * the request) and kept on the request, so every reader of its body works to the same one.
+ */
+export function requestDeadline(config: Config, req: TimedRequest): number {
+  req.$deadline ??=
+    Date.now() +
+    (isUploadRequest(req.method, req.url) ? config.uploadTimeoutMs : config.httpRequestTimeoutMs);
+  return req.$deadline;
+}
 
 export function httpServerOptions(config: Config): ServerOptions {
   return {
