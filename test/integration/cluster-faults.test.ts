@@ -13,7 +13,7 @@ import { startCluster, type Cluster } from "../support/cluster";
 import { memoryOf } from "../support/processes";
 import { startFakeFcm, type FakeFcm } from "../support/fake-fcm";
 import { AS_DEPLOYED } from "../support/deployed";
-import { NO_GATEWAY_CACHES, steadyReads } from "../support/steady-reads";
+import { NO_GATEWAY_CACHES, readsAcrossKill, steadyReads } from "../support/steady-reads";
 import { eventFields, eventForm, pngBytes } from "../support/upload";
 
 const run = requireBinary("nats-server") && requireBinary("redis-server");
@@ -293,23 +293,15 @@ maybe("one of two processes of a service killed under load", () => {
   it("when one auth process is killed (-9) under steady reads, then fewer than 1% fail and full service is back within 5 s", async () => {
     const url = `${cluster.baseUrl}/rounds/${manifest.rounds.open}`;
     const headers = { authorization: `Bearer ${manifest.users.alice.access_token}` };
-    const reads = steadyReads(url, headers);
-    const { outcomes } = reads;
-    await sleep(2000);
     // Both processes serve: the balancer spreads verification calls over them.
-    const killedAt = Date.now();
-    await cluster.processes.get("auth#2")!.kill();
-    await sleep(10_000);
-    await reads.stop();
-
-    const failed = outcomes.filter((o) => o.status !== 200);
+    const { outcomes, failed, slow, killedAt, fullServiceAt } = await readsAcrossKill(url, headers, () =>
+      cluster.processes.get("auth#2")!.kill(),
+    );
     expect(outcomes.length).toBeGreaterThan(500);
     expect(failed.length / outcomes.length).toBeLessThan(0.01);
     // Full service: from some moment on, every read is answered at once. Reads caught on the dead
     // process wait until it is dropped from the registry (missed heartbeats) and are then retried on
     // the live one; that moment, the last slow read's answer, comes within 5 s of the kill.
-    const slow = outcomes.filter((o) => o.status !== 200 || o.ms > 1000);
-    const fullServiceAt = Math.max(killedAt, ...slow.map((o) => o.sentAt + o.ms));
     process.stdout.write(
       `kill -9 of one auth process: ${failed.length} of ${outcomes.length} reads failed, ${slow.length} waited over 1 s; full service ${fullServiceAt - killedAt} ms after the kill\n`,
     );

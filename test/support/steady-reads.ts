@@ -57,3 +57,37 @@ export function steadyReads(url: string, headers: Record<string, string>, client
     },
   };
 }
+
+/** What steady reads saw across a kill: every outcome, the failed and the slow ones, and the times. */
+export interface ReadsAcrossKill {
+  outcomes: ReadOutcome[];
+  /** Reads not answered 200. */
+  failed: ReadOutcome[];
+  /** Reads not answered 200, or answered after more than a second. */
+  slow: ReadOutcome[];
+  killedAt: number;
+  /** From then on every read was answered at once: the end of the last slow read (or the kill). */
+  fullServiceAt: number;
+}
+
+/**
+ * Steady reads of `url` (8 clients) for 2 s, then `kill()`, then 10 s more: the fault cases' shape.
+ * Full service is back when the last slow read was answered.
+ */
+export async function readsAcrossKill(
+  url: string,
+  headers: Record<string, string>,
+  kill: () => Promise<void>,
+): Promise<ReadsAcrossKill> {
+  const reads = steadyReads(url, headers);
+  await sleep(2000);
+  const killedAt = Date.now();
+  await kill();
+  await sleep(10_000);
+  await reads.stop();
+  const { outcomes } = reads;
+  const failed = outcomes.filter((o) => o.status !== 200);
+  const slow = outcomes.filter((o) => o.status !== 200 || o.ms > 1000);
+  const fullServiceAt = Math.max(killedAt, ...slow.map((o) => o.sentAt + o.ms));
+  return { outcomes, failed, slow, killedAt, fullServiceAt };
+}
