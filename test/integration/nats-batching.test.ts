@@ -37,28 +37,38 @@ maybe("NATS writes batched per turn of the event loop", () => {
     return jest.spyOn(socket, "write");
   };
 
-  it("when 50 messages are published one microtask apart, then they leave in one write and all arrive in order", async () => {
-    const sub = receiver.subscribe("batching.test", { max: 50 });
+  /**
+   * Publishes 50 messages one microtask apart on `subject` (answers that finish one after another within
+   * a turn, as requests completing after an await do); how many socket writes carried them by the end of
+   * the turn, and what arrived.
+   */
+  async function publishFifty(subject: string): Promise<{ writes: number; received: string[] }> {
+    const sub = receiver.subscribe(subject, { max: 50 });
     await receiver.flush();
     const received = (async () => {
       const got: string[] = [];
       for await (const m of sub) got.push(codec.decode(m.data));
       return got;
     })();
-
     const writes = socketWrites(sender);
     try {
-      // Answers that finish one after another within a turn, as requests completing after an await do.
       for (let i = 0; i < 50; i++) {
         await Promise.resolve();
-        sender.publish("batching.test", codec.encode(String(i)));
+        sender.publish(subject, codec.encode(String(i)));
       }
       await new Promise((r) => setImmediate(r));
-      expect(writes).toHaveBeenCalledTimes(1);
+      return { writes: writes.mock.calls.length, received: await received };
     } finally {
       writes.mockRestore();
     }
-    expect(await received).toEqual(Array.from({ length: 50 }, (_, i) => String(i)));
+  }
+
+  const fifty = Array.from({ length: 50 }, (_, i) => String(i));
+
+  it("when 50 messages are published one microtask apart, then they leave in one write and all arrive in order", async () => {
+    const { writes, received } = await publishFifty("batching.test");
+    expect(writes).toBe(1);
+    expect(received).toEqual(fifty);
   });
 
   it("when a request is alone, with no other traffic to push it out, then its request and answer are still sent", async () => {
@@ -75,25 +85,9 @@ maybe("NATS writes batched per turn of the event loop", () => {
   it("when the hook is off (nats.js's own flush per microtask), then the same 50 messages leave in several writes and all arrive in order", async () => {
     removeHook(natsBatchingHook, natsProtocol);
     try {
-      const sub = receiver.subscribe("batching.off", { max: 50 });
-      await receiver.flush();
-      const received = (async () => {
-        const got: string[] = [];
-        for await (const m of sub) got.push(codec.decode(m.data));
-        return got;
-      })();
-      const writes = socketWrites(sender);
-      try {
-        for (let i = 0; i < 50; i++) {
-          await Promise.resolve();
-          sender.publish("batching.off", codec.encode(String(i)));
-        }
-        await new Promise((r) => setImmediate(r));
-        expect(writes.mock.calls.length).toBeGreaterThan(1);
-      } finally {
-        writes.mockRestore();
-      }
-      expect(await received).toEqual(Array.from({ length: 50 }, (_, i) => String(i)));
+      const { writes, received } = await publishFifty("batching.off");
+      expect(writes).toBeGreaterThan(1);
+      expect(received).toEqual(fifty);
     } finally {
       expect(useHook(natsBatchingHook, natsProtocol, { off: [] })).toBe(true);
     }
