@@ -7,12 +7,17 @@ import fs from "node:fs";
 import path from "node:path";
 import { newUser, startSystem, type System } from "../support/system";
 import { steadyReads } from "../support/steady-reads";
-import { slowHeaders, stalledUpload, type SlowOutcome } from "../support/slow-clients";
+import { slowHeaders, stalledJson, stalledUpload, type SlowOutcome } from "../support/slow-clients";
 import { CONNECTION_CHECK_MS } from "../../services/gateway/http-bounds";
 import { canShareAcceptance } from "../../services/gateway/acceptors";
 import { loadSetting } from "../../shared/config";
 
 const STALLED_UPLOADS = 200;
+/**
+ * JSON bodies (joins) that stall too: more than the broker's bulkhead lets run at once per action (100),
+ * so they would take every read's place if HTTP requests still counted against it.
+ */
+const STALLED_BODIES = 150;
 const SLOW_HEADER_CONNECTIONS = 3000;
 /** Uploads each manager sends at once: one more than a caller may have in progress. */
 const UPLOADS_EACH = 5;
@@ -71,7 +76,8 @@ async function eventually(check: () => boolean, withinMs: number): Promise<boole
 
 describe("slow clients", () => {
   it(
-    `when ${STALLED_UPLOADS} uploads stall and ${SLOW_HEADER_CONNECTIONS} connections send headers a byte at a time, ` +
+    `when ${STALLED_UPLOADS} uploads and ${STALLED_BODIES} JSON bodies stall and ${SLOW_HEADER_CONNECTIONS} ` +
+      "connections send headers a byte at a time, " +
       "then reads all answer 200 within 500 ms at p99, and the slow ones are cut within their bounds",
     async () => {
       const { uploadsMax, httpBodyIdleTimeoutMs, httpHeadersTimeoutMs } = sys.config;
@@ -88,7 +94,15 @@ describe("slow clients", () => {
       // The connections open over RAMP_MS, as an attack ramps up: opened all in one go, they would wait
       // in the port's accept queue, and their times would measure the kernel's queue, not the bound.
       const headerClients = slowHeaders(sys.baseUrl, SLOW_HEADER_CONNECTIONS, 1000, RAMP_MS);
+      const bodies = Array.from({ length: STALLED_BODIES }, () =>
+        stalledJson(
+          sys.baseUrl,
+          `/rounds/${sys.manifest.rounds.open}/join`,
+          sys.manifest.users.bob.access_token,
+        ),
+      );
       const stalled: SlowOutcome[] = await Promise.all(uploads);
+      const stalledBodies: SlowOutcome[] = await Promise.all(bodies);
       const slow = await headerClients;
       await reads.stop();
 
@@ -118,26 +132,17 @@ describe("slow clients", () => {
         expect(o.closedAt - o.lastSentAt).toBeGreaterThanOrEqual(httpBodyIdleTimeoutMs - 100);
         expect(o.closedAt - o.lastSentAt).toBeLessThanOrEqual(httpBodyIdleTimeoutMs + LATE_MS);
       }
+      // Every stalled JSON body was cut once idle, as the uploads were.
+      for (const o of stalledBodies) {
+        expect(o.status).toBe(408);
+        expect(JSON.parse(o.body)).toEqual({ detail: expect.stringMatching(/^Request body stalled/) });
+        expect(o.closedAt - o.lastSentAt).toBeGreaterThanOrEqual(httpBodyIdleTimeoutMs - 100);
+        expect(o.closedAt - o.lastSentAt).toBeLessThanOrEqual(httpBodyIdleTimeoutMs + LATE_MS);
+      }
       // Each manager's fifth upload at once was refused for that manager's own bound.
       expect(refused.some((o) => /for this user/.test(o.body))).toBe(true);
 
       // Headers that never end are answered 408 and their connection closed, within the bound.
-      console.log(
-        "DBG",
-        [50, 90, 99, 100].map((p) =>
-          percentile(
-            slow.map((o) => o.ms),
-            p,
-          ),
-        ),
-        [50, 99, 100].map((p) =>
-          percentile(
-            reads.outcomes.map((o) => o.ms),
-            p,
-          ),
-        ),
-        reads.outcomes.length,
-      );
       for (const o of slow) {
         expect(o.status).toBe(408);
         expect(o.ms).toBeGreaterThanOrEqual(httpHeadersTimeoutMs - 100);

@@ -76,6 +76,18 @@ export function stalledUpload(
   });
 }
 
+/** A JSON POST that sends its headers and the first bytes of its body, then nothing more. */
+export function stalledJson(baseUrl: string, path: string, token: string): Promise<SlowOutcome> {
+  const request =
+    `POST ${path} HTTP/1.1\r\nHost: ${new URL(baseUrl).host}\r\nAuthorization: Bearer ${token}\r\n` +
+    "Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n" +
+    '{"attributes": [';
+  return held(baseUrl, (socket, sent) => {
+    socket.write(request);
+    sent();
+  });
+}
+
 export interface SlowHeadersOutcome {
   /** From its first byte to its close (-1: it never connected). */
   ms: number;
