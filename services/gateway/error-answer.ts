@@ -73,8 +73,12 @@ function writeError(req: Req, res: ServerResponse, err: unknown, c: ErrorAnswerC
   const encoded = encodeHttpError(mapped);
   if (mapped.unexpected) c.logger.error("Unexpected error", where, err);
   else if (encoded.fallback) c.logger.error("Error answer could not be encoded", where, err);
-  else if (mapped.status >= 500 && !isOwnErrorType((err as { type?: unknown } | null)?.type))
-    c.logger.warn(`${mapped.status} ${String(mapped.body.detail)}`, where);
+  else if (mapped.status >= 500 && !isOwnErrorType((err as { type?: unknown } | null)?.type)) {
+    // Which failure it was (a node not available, a call lost, a timeout), for the operator: the
+    // answer's detail is the same for all of them.
+    const cause = `${errorTypeOf(err)}: ${String((err as { message?: unknown } | null)?.message ?? "")}`;
+    c.logger.warn(`${mapped.status} ${String(mapped.body.detail)}`, { ...where, cause: cause.slice(0, 300) });
+  }
   writeJson(res, encoded.status, encoded.json, encoded.fallback ? {} : mapped.headers);
 }
 

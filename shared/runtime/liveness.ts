@@ -336,8 +336,10 @@ export function LivenessMiddleware(
       if (s.type === "disconnect") {
         atDisconnect = [...transit().pendingRequests.keys()];
         downSince = Date.now();
+        logger().warn(`NATS connection lost with ${atDisconnect.length} call(s) pending: reconnecting.`);
       } else if (s.type === "reconnect") {
         if (downSince > 0) lastOutage = { from: downSince, to: Date.now() };
+        logger().warn(`NATS reconnected after ${downSince > 0 ? Date.now() - downSince : "?"} ms.`);
         const lost = atDisconnect.filter((id) => transit().pendingRequests.has(id));
         atDisconnect = [];
         if (lost.length > 0) {

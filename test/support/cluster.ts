@@ -135,6 +135,21 @@ function serviceProcess(
   return proc;
 }
 
+/**
+ * With KEEP_CLUSTER_LOGS naming a folder, each process's log is copied there when the cluster stops
+ * (named by its data folder and key), for reading what the processes saw during a fault case.
+ */
+function keepLogs(processes: Map<string, ServiceProcess>): void {
+  const dir = process.env.KEEP_CLUSTER_LOGS;
+  if (!dir) return;
+  fs.mkdirSync(dir, { recursive: true });
+  for (const [key, p] of processes) {
+    if (!fs.existsSync(p.logFile)) continue;
+    const name = `${path.basename(p.dataDir)}-${key.replace("#", "-")}.log`;
+    fs.copyFileSync(p.logFile, path.join(dir, name));
+  }
+}
+
 async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs: number, logs: string[]) {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
@@ -220,6 +235,7 @@ async function startProcesses(
     await client.stop().catch(() => undefined);
     await Promise.all([...processes.values()].map((p) => p.stop()));
     await Promise.all([nats.stop(), redis.stop()]);
+    keepLogs(processes);
     for (const p of processes.values()) fs.rmSync(p.dataDir, { recursive: true, force: true });
     fs.rmSync(clientConfig.dataDir, { recursive: true, force: true });
     if (mongoReader) await (await mongoReader.catch(() => null))?.close();
