@@ -13,13 +13,14 @@
  * 2. A node that reappears with another instance ID was restarted: calls pending on the old instance
  *    are rejected at once (retryable), since no one will answer them.
  * 3. When this node's own NATS connection comes back, calls that were pending when it dropped may have
- *    lost their request or their answer (NATS core delivers at most once): they are rejected as
- *    retryable instead of waiting out their timeout.
+ *    lost their request or their answer (NATS core delivers at most once). Each waits until its callee
+ *    has announced itself, and `settleMs` more for the answer the callee held (6); one still
+ *    unanswered is rejected as retryable instead of waiting out its timeout.
  * 4. A call sent while its callee was away from NATS (its connection down, the server restarting) is
  *    lost, yet the callee answers the probe once it is back: each node answers the probe with the span
- *    of its last outage, and a caller retries at once the calls it sent to it within that span, instead
- *    of letting them wait out REQUEST_TIMEOUT_MS. (Wall clocks of two hosts: NTP keeps them far closer
- *    than the second an outage lasts at least.)
+ *    of its last outage, and a caller sends the calls it sent to it within that span again at once,
+ *    instead of letting them wait out REQUEST_TIMEOUT_MS: nothing ran them, so this is safe for any
+ *    action. (Wall clocks of two hosts: NTP keeps them far closer than the second an outage lasts.)
  * 5. After a NATS outage the nodes find each other at once instead of by heartbeat windows. Moleculer's
  *    NATS transporter announces a reconnected node (INFO and DISCOVER) only with the 1.x client; with
  *    nats 2.x it does nothing, so every node dropped the others for missing beats right after its own
@@ -27,6 +28,12 @@
  *    dropped just after it answered again, before its first beat (503s after /health/ready said 200).
  *    On reconnect this node announces itself and asks for everyone's INFO, and an INFO from a node
  *    counts as a heartbeat.
+ * 6. What is sent while this node's connection is down is lost (nats.js keeps nothing across a
+ *    reconnect), and so is what is sent after it is back to a node not back yet. Calls, and the answers
+ *    this node owes, are held instead (./reconnect-hold): sent once this node is connected and the node
+ *    they go to has announced itself; a held call fails with 503 just before its deadline. While its
+ *    own connection is down this node judges no one by silence (it is the one deaf), and a node not
+ *    heard from since is neither dropped for silence nor probed until it has had its time to come back.
  *
  * Only nodes that announce `liveProbe` in their metadata are probed, so a process of an older version
  * (no such subject) is never mistaken for a dead one during a rolling upgrade.
@@ -34,6 +41,7 @@
 import type { Middleware, ServiceBroker } from "moleculer";
 import { Errors } from "moleculer";
 import type { NatsConnection, Status } from "nats";
+import { NatsUnavailableError } from "../errors";
 import {
   inRange,
   installedVersion,
@@ -43,6 +51,7 @@ import {
   type HookSettings,
   type InternalsHook,
 } from "./internals";
+import { ReconnectHold } from "./reconnect-hold";
 
 export interface LivenessOptions {
   /** How long a call may be pending before its callee is probed. */
@@ -51,9 +60,29 @@ export interface LivenessOptions {
   probeTimeoutMs: number;
   /** How often pending calls are looked at. */
   tickMs: number;
+  /**
+   * After this node's NATS connection is back, how long a call waits at most for its callee to
+   * announce itself. Nodes reconnect within nats.js's reconnect wait (and its jitter) of each other.
+   */
+  confirmWithinMs: number;
+  /** A held call fails this long before its deadline (503), so that its caller does not time out (504). */
+  holdMarginMs: number;
+  /**
+   * How long a call pending across this node's outage waits for its answer once its callee has
+   * announced itself (the callee held the answer and sends it when it hears from this node), before
+   * it is taken as lost and retried.
+   */
+  settleMs: number;
 }
 
-const defaults: LivenessOptions = { probeAfterMs: 1000, probeTimeoutMs: 1000, tickMs: 250 };
+const defaults: LivenessOptions = {
+  probeAfterMs: 1000,
+  probeTimeoutMs: 1000,
+  tickMs: 250,
+  confirmWithinMs: 3000,
+  holdMarginMs: 100,
+  settleMs: 1000,
+};
 
 interface PendingRequest {
   nodeID: string;
@@ -82,6 +111,7 @@ interface RegistryInternals {
   nodes: {
     localNode?: NodeLike;
     get(id: string): NodeLike | undefined;
+    toArray(): NodeLike[];
     disconnected(id: string, unexpected: boolean): void;
   };
   discoverer: { sendLocalNodeInfo(): Promise<unknown>; discoverAllNodes(): Promise<unknown> };
@@ -105,7 +135,7 @@ export function livenessNeeds(broker: ServiceBroker): string[] {
       missing.push(`transit.${name} (a Map)`);
   }
   if (!transit.tx) missing.push("transit.tx");
-  missing.push(...missingFunctions(registry?.nodes, "registry.nodes", ["get", "disconnected"]));
+  missing.push(...missingFunctions(registry?.nodes, "registry.nodes", ["get", "toArray", "disconnected"]));
   if (typeof registry?.nodes?.localNode?.lastHeartbeatTime !== "number") {
     missing.push("registry.nodes.localNode.lastHeartbeatTime (a number)");
   }
@@ -120,6 +150,39 @@ export function livenessNeeds(broker: ServiceBroker): string[] {
     missing.push(`a nats client ${NATS_VERSIONS} (found ${nats})`);
   return missing;
 }
+
+/** What the middleware reads of a call to another node (Moleculer's Context). */
+interface RemoteContext {
+  id: string;
+  nodeID?: string;
+  action?: { name: string };
+  params?: unknown;
+  options: { timeout?: number };
+  /** Set by Moleculer's timeout middleware when the call began (its own clock for distributed timeouts). */
+  startHrTime?: [number, number];
+}
+
+/** The milliseconds a call has left before its timeout (`fallbackMs` for a call without one). */
+export function timeLeft(ctx: RemoteContext, fallbackMs: number | undefined): number {
+  const timeout = ctx.options.timeout && ctx.options.timeout > 0 ? ctx.options.timeout : fallbackMs || 10_000;
+  if (!Array.isArray(ctx.startHrTime)) return timeout;
+  const [s, ns] = process.hrtime(ctx.startHrTime);
+  return timeout - (s * 1000 + ns / 1e6);
+}
+
+/** What the middleware reads of a packet Moleculer's transit publishes. */
+interface PacketLike {
+  type?: string;
+  target?: string | null;
+}
+
+const noError = () => new Error("not used");
+
+/** How often a call proved undelivered is sent again. */
+const MAX_RESENDS = 2;
+
+const isStream = (params: unknown): boolean =>
+  typeof (params as { pipe?: unknown } | null)?.pipe === "function";
 
 /** "Heard from now", in the unit and rounding Moleculer's heartbeat check uses. */
 const heardNow = (node: NodeLike) => {
@@ -183,6 +246,11 @@ export function LivenessMiddleware(
   let lastOutage: Outage | null = null;
   const probing = new Set<string>();
   const instances = new Map<string, string>();
+  /** Rejections of calls that provably never reached their callee: the caller sends them again. */
+  const undeliveredErrors = new WeakSet<Error>();
+  const hold = new ReconnectHold({ confirmWithinMs: opts.confirmWithinMs, marginMs: opts.holdMarginMs });
+  /** This node's NATS connection is down (from its status: disconnect, then reconnect). */
+  let down = false;
 
   const transit = () => broker.transit as unknown as TransitInternals;
   const registry = () => broker.registry as unknown as RegistryInternals;
@@ -205,6 +273,8 @@ export function LivenessMiddleware(
       active = false;
       if (timer) clearInterval(timer);
       timer = null;
+      // Held calls go out, as they would have without the middleware.
+      hold.releaseAll();
     },
   };
 
@@ -231,7 +301,7 @@ export function LivenessMiddleware(
     };
 
   /** Rejects pending calls as retryable (Moleculer's own error for a vanished node), as transit does. */
-  const rejectPending = (ids: Iterable<string>) => {
+  const rejectPending = (ids: Iterable<string>, undelivered = false) => {
     const t = transit();
     for (const id of ids) {
       const req = t.pendingRequests.get(id);
@@ -240,7 +310,9 @@ export function LivenessMiddleware(
       t.pendingRequests.delete(id);
       t.pendingReqStreams?.delete(id);
       t.pendingResStreams?.delete(id);
-      req.reject(new Errors.RequestRejectedError({ action: req.action.name, nodeID: req.nodeID }));
+      const err = new Errors.RequestRejectedError({ action: req.action.name, nodeID: req.nodeID });
+      if (undelivered) undeliveredErrors.add(err);
+      req.reject(err);
     }
   };
 
@@ -258,7 +330,8 @@ export function LivenessMiddleware(
       if (away && !stopped) retrySentWhileAway(nodeID, away);
     } catch (err) {
       const node = registry().nodes.get(nodeID);
-      if (isNoResponders(err) && node?.available && !stopped) {
+      // A node not heard from since this node's outage may simply not be back yet.
+      if (isNoResponders(err) && node?.available && !stopped && !down && !hold.awaiting(nodeID)) {
         logger().warn(`Node '${nodeID}' no longer listens on NATS: treated as disconnected.`);
         registry().nodes.disconnected(nodeID, true);
       }
@@ -274,12 +347,23 @@ export function LivenessMiddleware(
       return at !== undefined && at >= away.from && at <= away.to;
     });
     if (lost.length === 0) return;
-    logger().warn(`Node '${nodeID}' was away from NATS when ${lost.length} call(s) were sent: retried.`);
-    rejectPending(lost);
+    logger().warn(`Node '${nodeID}' was away from NATS when ${lost.length} call(s) were sent: sent again.`);
+    rejectPending(lost, true);
   }
+
+  /** Other nodes with the probe (the ones that announce themselves after an outage). */
+  const probedNodes = () =>
+    registry()
+      .nodes.toArray()
+      .filter((n) => !n.local && n.available && n.metadata?.liveProbe);
 
   function tick(): void {
     if (stopped) return;
+    // Deaf, this node hears no one's beats: none of them is taken for gone meanwhile, nor, once it is
+    // back, a node it still waits for (./reconnect-hold bounds that wait).
+    for (const node of registry().nodes.toArray()) {
+      if (!node.local && node.available && (down || hold.awaiting(node.id))) heardNow(node);
+    }
     const now = Date.now();
     const pending = transit().pendingRequests;
     for (const id of sentAt.keys()) if (!pending.has(id)) sentAt.delete(id);
@@ -293,6 +377,7 @@ export function LivenessMiddleware(
     for (const nodeID of suspects) {
       const node = registry().nodes.get(nodeID);
       if (probing.has(nodeID) || !node?.available || !node.metadata?.liveProbe) continue;
+      if (down || hold.awaiting(nodeID)) continue;
       probe(nodeID).catch(giveUp);
     }
   }
@@ -302,6 +387,8 @@ export function LivenessMiddleware(
     if (node.local || !node.instanceID) return;
     // An INFO is as good a sign of life as a beat (Moleculer counts it only for a node it had dropped).
     if (node.available) heardNow(node);
+    // It listens on NATS again (it sends its INFO once reconnected): calls held for it go out.
+    hold.heard(node.id);
     const before = instances.get(node.id);
     instances.set(node.id, node.instanceID);
     if (before !== undefined && before !== node.instanceID) {
@@ -336,22 +423,70 @@ export function LivenessMiddleware(
       if (s.type === "disconnect") {
         atDisconnect = [...transit().pendingRequests.keys()];
         downSince = Date.now();
-        logger().warn(`NATS connection lost with ${atDisconnect.length} call(s) pending: reconnecting.`);
+        down = true;
+        hold.lost(probedNodes().map((n) => n.id));
+        logger().warn(
+          `NATS connection lost with ${atDisconnect.length} call(s) pending: reconnecting, new calls held.`,
+        );
       } else if (s.type === "reconnect") {
         if (downSince > 0) lastOutage = { from: downSince, to: Date.now() };
-        logger().warn(`NATS reconnected after ${downSince > 0 ? Date.now() - downSince : "?"} ms.`);
-        const lost = atDisconnect.filter((id) => transit().pendingRequests.has(id));
+        // Every node gets a whole heartbeat window from now to show it is back (or be dropped).
+        for (const node of registry().nodes.toArray()) if (!node.local && node.available) heardNow(node);
+        down = false;
+        logger().warn(
+          `NATS reconnected after ${downSince > 0 ? Date.now() - downSince : "?"} ms; ${hold.held} held call(s) and answer(s) go out as their nodes announce themselves.`,
+        );
+        hold.back();
+        const across = atDisconnect.filter((id) => transit().pendingRequests.has(id));
         atDisconnect = [];
-        if (lost.length > 0) {
-          logger().warn(`NATS reconnected: ${lost.length} call(s) pending across the outage retried.`);
-          rejectPending(lost);
-        }
+        settleAcrossOutage(across);
         announceAfterOutage();
       }
     }
   }
 
+  /**
+   * Calls pending when the connection dropped: the request or its answer may be lost (NATS core is at
+   * most once). A callee with the probe holds the answers it could not send and sends them once it
+   * hears from this node, so such a call waits until its callee has announced itself and then
+   * `settleMs` more; what is still unanswered then is retried (rejected as retryable). A callee
+   * without the probe holds nothing: its calls are retried at once.
+   */
+  function settleAcrossOutage(ids: string[]): void {
+    const byNode = new Map<string, string[]>();
+    for (const id of ids) {
+      const nodeID = transit().pendingRequests.get(id)?.nodeID;
+      if (typeof nodeID === "string") byNode.set(nodeID, [...(byNode.get(nodeID) ?? []), id]);
+    }
+    for (const [nodeID, list] of byNode) {
+      const retry = () => {
+        if (stopped || !active) return;
+        const lost = list.filter((id) => transit().pendingRequests.has(id));
+        if (lost.length === 0) return;
+        logger().warn(
+          `NATS reconnected: ${lost.length} call(s) to '${nodeID}' pending across the outage got no answer: retried.`,
+        );
+        rejectPending(lost);
+      };
+      if (!registry().nodes.get(nodeID)?.metadata?.liveProbe) {
+        guarded(retry)();
+        continue;
+      }
+      // Resolves once the callee is heard from, or its window to come back has passed.
+      void hold
+        .wait(nodeID, opts.confirmWithinMs + opts.holdMarginMs + opts.settleMs, noError, noError)
+        .catch(() => undefined)
+        .then(() => setTimeout(guarded(retry), opts.settleMs).unref());
+    }
+  }
+
+  /** A node dropped from the registry (gone for good, or not back in time): its held calls go elsewhere. */
+  function onNodeGone({ node }: { node: NodeLike }): void {
+    hold.gone(node.id);
+  }
+
   const onNodeEvent = guarded(onNodeInfo);
+  const onNodeGoneEvent = guarded(onNodeGone);
   const guardedTick = guarded(tick);
 
   return {
@@ -363,6 +498,7 @@ export function LivenessMiddleware(
       // From the start, so that every node's first instance is known before it can restart.
       broker.localBus.on("$node.connected", onNodeEvent);
       broker.localBus.on("$node.updated", onNodeEvent);
+      broker.localBus.on("$node.disconnected", onNodeGoneEvent);
     },
     started() {
       if (!active) return;
@@ -381,16 +517,64 @@ export function LivenessMiddleware(
       timer = setInterval(guardedTick, opts.tickMs);
       timer.unref();
     },
-    // Every call to another node: when it left, for retrySentWhileAway.
-    remoteAction(next: (ctx: { id: string }) => Promise<unknown>) {
-      return (ctx: { id: string }) => {
+    // Every call to another node: held while NATS reconnects (6), and when it left, for retrySentWhileAway.
+    // A call the probe proved never reached its callee (4) is sent again, the same call under the same
+    // id: safe for any action, since nothing ran it. At most twice, within its own time, never a
+    // stream (its chunks are already read).
+    remoteAction(next: (ctx: RemoteContext) => Promise<unknown>) {
+      const send = (ctx: RemoteContext) => {
         if (active) sentAt.set(ctx.id, Date.now());
         return next(ctx);
+      };
+      const attempt = (ctx: RemoteContext, resent: number): Promise<unknown> => {
+        const nodeID = ctx.nodeID;
+        const action = ctx.action?.name ?? "?";
+        const sent =
+          !active || !nodeID || !hold.holds(nodeID)
+            ? send(ctx)
+            : hold
+                .wait(
+                  nodeID,
+                  timeLeft(ctx, broker.options.requestTimeout),
+                  () => new NatsUnavailableError(action, nodeID),
+                  () => new Errors.RequestRejectedError({ action, nodeID }),
+                )
+                .then(() => send(ctx));
+        return sent.catch((err: unknown) => {
+          const again =
+            undeliveredErrors.has(err as Error) &&
+            resent < MAX_RESENDS &&
+            !isStream(ctx.params) &&
+            timeLeft(ctx, broker.options.requestTimeout) > opts.holdMarginMs;
+          if (!again) throw err;
+          return attempt(ctx, resent + 1);
+        });
+      };
+      return (ctx: RemoteContext) => attempt(ctx, 0);
+    },
+    // Every packet this node publishes: an answer to a call is held while the connection is down, and
+    // once it is back until its caller has announced itself (6); nats.js would drop it, and the caller
+    // would take a call its callee finished for lost. Held no longer than a caller waits for an answer.
+    transitPublish(next: (packet: PacketLike) => Promise<unknown>) {
+      return (packet: PacketLike) => {
+        const target = packet?.target;
+        if (!active || packet?.type !== "RES" || typeof target !== "string" || !hold.holds(target)) {
+          return next(packet);
+        }
+        const dropped = () => new Error(`answer for '${target}' not sent`);
+        return hold.wait(target, broker.options.requestTimeout || 10_000, dropped, dropped).then(
+          () => next(packet),
+          () =>
+            logger().warn(
+              `An answer to '${target}' held across a NATS outage was dropped: its caller stopped waiting.`,
+            ),
+        );
       };
     },
     stopped() {
       stopped = true;
       if (timer) clearInterval(timer);
+      hold.releaseAll();
     },
   } as unknown as Middleware;
 }

@@ -13,7 +13,14 @@ import { startCluster, type Cluster } from "../support/cluster";
 import { memoryOf } from "../support/processes";
 import { startFakeFcm, type FakeFcm } from "../support/fake-fcm";
 import { AS_DEPLOYED } from "../support/deployed";
-import { NO_GATEWAY_CACHES, readsAcrossKill, steadyReads } from "../support/steady-reads";
+import {
+  NO_GATEWAY_CACHES,
+  readsAcrossKill,
+  steadyReads,
+  steadyRefreshes,
+  type ReadOutcome,
+  type TokenPair,
+} from "../support/steady-reads";
 import { eventFields, eventForm, pngBytes } from "../support/upload";
 
 const run = requireBinary("nats-server") && requireBinary("redis-server");
@@ -215,44 +222,92 @@ maybe("a job longer than a short acknowledgement window", () => {
   }, 90_000);
 });
 
+/** Failed requests, told apart for the report: kind, status, detail, and when (ms after the kill). */
+function failureLines(failed: (ReadOutcome & { kind: string })[], killedAt: number): string {
+  return failed
+    .slice(0, 30)
+    .map((o) => {
+      const detail = (o.body as { detail?: unknown } | null)?.detail ?? o.error ?? "";
+      return `  ${o.kind} ${o.status} ${JSON.stringify(detail)} sent +${o.sentAt - killedAt} ms, answered in ${o.ms} ms`;
+    })
+    .join("\n");
+}
+
 maybe("NATS restarted under load", () => {
   let cluster: Cluster;
   let manifest: DemoManifest;
 
+  // The default configuration, gateway caches included, as operators run it (and as the restart was
+  // first measured, docs/decisions/0081-nats-restart-holds-calls.md).
   beforeAll(async () => {
-    cluster = await startCluster({ env: NO_GATEWAY_CACHES });
+    cluster = await startCluster();
     manifest = await seed(cluster.client, cluster.baseUrl);
   }, 120_000);
   afterAll(() => cluster?.stop());
 
-  it("when nats-server is killed and started again while reads go on, then the cluster reconnects by itself and serves every read again", async () => {
+  it("when nats-server is killed and started again a second later under 4 readers and 4 clients refreshing their tokens, then what was sent during the reconnect waits instead of failing: at most 0.1% of requests fail, each with 503 in the spec's shape, no refresh is lost, and the cluster serves everything again", async () => {
     const url = `${cluster.baseUrl}/rounds/${manifest.rounds.open}`;
     const headers = { authorization: `Bearer ${manifest.users.alice.access_token}` };
-    const reads = steadyReads(url, headers);
-    const { outcomes } = reads;
-    await sleep(1000);
-    expect(outcomes.length).toBeGreaterThan(0);
-    expect(outcomes.every((o) => o.status === 200)).toBe(true);
-
-    const restartedAt = Date.now();
-    await cluster.nats.restart(1000);
-    // Back to full service: ten reads in a row answered 200 by every worker after the restart.
-    let recoveredAt = 0;
-    const deadline = Date.now() + 30_000;
-    while (!recoveredAt && Date.now() < deadline) {
-      await sleep(200);
-      const recent = outcomes.filter((o) => o.sentAt > restartedAt).slice(-80);
-      if (recent.length === 80 && recent.every((o) => o.status === 200)) recoveredAt = Date.now();
+    // Each refreshing client its own sign-in (token family), as four devices have.
+    const { alice, bob, carol, crowd } = manifest.users;
+    const pairs: TokenPair[] = [];
+    for (const user of [alice, bob, carol, crowd[0]]) {
+      const set = await call(cluster.client, "auth.issueTokens", { user_id: user.id });
+      pairs.push({ access: set.access_token, refresh: set.refresh_token });
     }
-    await reads.stop();
-    expect(recoveredAt).toBeGreaterThan(0);
+    const reads = steadyReads(url, headers, 4);
+    const refreshes = steadyRefreshes(cluster.baseUrl, pairs);
+    await sleep(2000);
+    expect(reads.outcomes.length).toBeGreaterThan(0);
+    expect(refreshes.outcomes.length).toBeGreaterThan(0);
 
-    // What failed during the outage failed in the spec's shape, with a server-side status.
+    // 30 s of load after the kill: a run about the size of the one that first measured the restart
+    // (31,000-42,000 requests), most of it after full service is back.
+    const killedAt = Date.now();
+    await cluster.nats.restart(1000);
+    await sleep(killedAt + 30_000 - Date.now());
+    await Promise.all([reads.stop(), refreshes.stop()]);
+
+    const outcomes = [
+      ...reads.outcomes.map((o) => ({ ...o, kind: "read" })),
+      ...refreshes.outcomes.map((o) => ({ ...o, kind: "refresh" })),
+    ];
     const failed = outcomes.filter((o) => o.status !== 200);
+    const slow = outcomes.filter((o) => o.status !== 200 || o.ms > 1000);
+    const fullServiceAt = Math.max(killedAt, ...slow.map((o) => o.sentAt + o.ms));
+    const slowest = Math.max(...outcomes.map((o) => o.ms));
+    const failedRefreshes = failed.filter((o) => o.kind === "refresh").length;
+    process.stdout.write(
+      `NATS restart (Node ${process.versions.node}): ${failed.length} of ${outcomes.length} requests failed (${failedRefreshes} of ${refreshes.outcomes.length} refreshes), ${slow.length - failed.length} answered after more than 1 s, the slowest in ${slowest} ms; full service ${fullServiceAt - killedAt} ms after the kill\n` +
+        (failed.length > 0 ? `${failureLines(failed, killedAt)}\n` : ""),
+    );
+
+    // No client lost its sign-in: every refresh answered 200 gave a pair that worked, every failed one
+    // could be sent again (the grace window of docs/decisions/0003), and each pair still works now.
+    expect(refreshes.lockedOut).toEqual([]);
+    for (const pair of refreshes.pairs) {
+      const res = await fetch(`${cluster.baseUrl}/auth/refresh-token`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${pair.access}`, "content-type": "application/json" },
+        body: JSON.stringify({ refresh_token: pair.refresh }),
+      });
+      expect(res.status).toBe(200);
+    }
+    // A restart costs a wait, not an error: what was sent while NATS was away was held and sent once
+    // it was back. What can still fail is a refresh in flight at the kill whose request or answer NATS
+    // lost (reads are retried, a refresh never is: docs/decisions/0038): at most one per refreshing
+    // client, answered 503 in the spec's shape, and at most one request in a thousand.
     for (const o of failed) {
-      expect(o.status).toBeGreaterThanOrEqual(500);
+      expect(o.status).toBe(503);
       expect(o.body).toEqual({ detail: expect.any(String) });
     }
+    expect(failed.length).toBeLessThanOrEqual(pairs.length);
+    expect(failed.length).toBeLessThanOrEqual(outcomes.length * 0.001);
+    // Full service again: the last second's requests were all answered 200.
+    const lastSecond = outcomes.filter((o) => o.sentAt > killedAt + 29_000);
+    expect(lastSecond.length).toBeGreaterThan(0);
+    expect(lastSecond.every((o) => o.status === 200)).toBe(true);
+
     // Readiness follows: every service is discovered again (nodes that missed heartbeats during the
     // outage announce themselves once reconnected).
     let ready = 0;
@@ -271,10 +326,6 @@ maybe("NATS restarted under load", () => {
     const { id } = (await send.json()) as { id: string };
     const job = await waitForJob(cluster.baseUrl, manifest.api_keys.notifications, id, 30_000);
     expect(job.status).toBe("done");
-    const slowest = Math.max(...outcomes.map((o) => o.ms));
-    process.stdout.write(
-      `NATS restart: ${failed.length} of ${outcomes.length} reads failed, the slowest took ${slowest} ms; full service ${recoveredAt - restartedAt} ms after the kill\n`,
-    );
   }, 120_000);
 });
 

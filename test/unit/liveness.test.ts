@@ -1,9 +1,16 @@
 /**
  * The liveness middleware around a NATS outage: a reconnected node is heard from at once (Moleculer's
- * transporter announces it only with the nats 1.x client), and an INFO counts as a heartbeat.
+ * transporter announces it only with the nats 1.x client), an INFO counts as a heartbeat, and calls are
+ * held while the connection, or their callee's, is not back.
  */
 import type { ServiceBroker } from "moleculer";
-import { encodeOutage, LivenessMiddleware, outageOf, type Outage } from "../../shared/runtime/liveness";
+import {
+  encodeOutage,
+  LivenessMiddleware,
+  outageOf,
+  type LivenessOptions,
+  type Outage,
+} from "../../shared/runtime/liveness";
 
 interface FakeNode {
   id: string;
@@ -33,6 +40,11 @@ function statusStream() {
   };
 }
 
+interface Packet {
+  type: string;
+  target: string | null;
+}
+
 interface Pending {
   nodeID: string;
   action: { name: string };
@@ -46,9 +58,11 @@ function fakeBroker(nodes: FakeNode[], probeAnswer: () => Uint8Array = () => new
   let answerProbe: (msg: { respond(data?: Uint8Array): void }) => void = () => undefined;
   const listeners = new Map<string, ((p: unknown) => void)[]>();
   const announced: string[] = [];
+  const localNode = { id: "gateway-1", local: true, lastHeartbeatTime: Math.round(process.uptime()) };
   const broker = {
     nodeID: "gateway-1",
     metadata: {} as Record<string, unknown>,
+    options: { requestTimeout: 10_000 },
     localBus: {
       on: (event: string, fn: (p: unknown) => void) =>
         listeners.set(event, [...(listeners.get(event) ?? []), fn]),
@@ -69,11 +83,15 @@ function fakeBroker(nodes: FakeNode[], probeAnswer: () => Uint8Array = () => new
     },
     registry: {
       nodes: {
-        localNode: { id: "gateway-1", local: true, lastHeartbeatTime: Math.round(process.uptime()) },
+        localNode,
         get: (id: string) => nodes.find((n) => n.id === id),
+        toArray: () => [localNode, ...nodes],
         disconnected: (id: string) => {
           const node = nodes.find((n) => n.id === id);
-          if (node) node.available = false;
+          if (node?.available) {
+            node.available = false;
+            emit("$node.disconnected", { node, unexpected: true });
+          }
         },
       },
       discoverer: {
@@ -103,34 +121,73 @@ const now = () => Math.round(process.uptime());
 const settle = () => new Promise((r) => setImmediate(r));
 
 describe("liveness after a NATS outage", () => {
-  type Next = (ctx: { id: string }) => Promise<unknown>;
-  function start(nodes: FakeNode[], probeAnswer?: () => Uint8Array, warnings: string[] = []) {
+  type Ctx = {
+    id: string;
+    nodeID: string;
+    action: { name: string };
+    options: { timeout: number };
+    params: unknown;
+  };
+  type Next = (ctx: Ctx) => Promise<unknown>;
+  function start(
+    nodes: FakeNode[],
+    probeAnswer?: () => Uint8Array,
+    warnings: string[] = [],
+    options: Partial<LivenessOptions> = {},
+  ) {
     const fake = fakeBroker(nodes, probeAnswer);
     // Probing at once and often: this suite is about what a probe's answer leads to, not its timing.
     const mw = LivenessMiddleware(
-      { probeAfterMs: 0, tickMs: 5 },
+      { probeAfterMs: 0, tickMs: 5, ...options },
       { off: [], warn: (m) => warnings.push(m) },
     ) as unknown as {
       created(b: ServiceBroker): void;
       started(): void;
       stopped(): void;
       remoteAction(next: Next): Next;
+      transitPublish(next: (packet: Packet) => Promise<unknown>): (packet: Packet) => Promise<unknown>;
     };
     mw.created(fake.broker);
     mw.started();
-    /** A call to `nodeID` as Moleculer makes it: through the hook, then pending until answered. */
-    const send = (id: string, nodeID: string) => {
-      const outcome = { rejected: null as Error | null };
-      void mw.remoteAction(async () => {
-        fake.pendingRequests.set(id, {
-          nodeID,
-          action: { name: "auth.verifyApiKey" },
-          reject: (err) => (outcome.rejected = err),
-        });
-      })({ id });
+    /**
+     * A call to `nodeID` as Moleculer makes it: through the hook, then pending until answered. `sent`
+     * says whether it left; `failed`, the error the hook answered it with instead.
+     */
+    const send = (id: string, nodeID: string, timeout = 10_000, params: unknown = {}) => {
+      const outcome = {
+        rejected: null as Error | null,
+        sent: false,
+        sends: 0,
+        failed: null as Error | null,
+      };
+      const ctx = { id, nodeID, action: { name: "auth.verifyApiKey" }, options: { timeout }, params };
+      // As Moleculer's transit does: the call's promise settles when its answer comes, or is rejected.
+      mw.remoteAction(
+        () =>
+          new Promise((_resolve, reject) => {
+            outcome.sent = true;
+            outcome.sends++;
+            fake.pendingRequests.set(id, {
+              nodeID,
+              action: ctx.action,
+              reject: (err) => {
+                outcome.rejected = err;
+                reject(err);
+              },
+            });
+          }),
+      )(ctx).catch((err: Error) => (outcome.failed = err));
       return outcome;
     };
-    return { ...fake, send, stop: () => mw.stopped() };
+    /** A packet this node publishes: `sent` once it reached the transporter. */
+    const publish = (packet: Packet) => {
+      const outcome = { sent: false };
+      void mw.transitPublish(async () => {
+        outcome.sent = true;
+      })(packet);
+      return outcome;
+    };
+    return { ...fake, send, publish, stop: () => mw.stopped() };
   }
 
   it("when this node's connection comes back, then it announces itself and asks for everyone's INFO, once", async () => {
@@ -180,7 +237,7 @@ describe("liveness after a NATS outage", () => {
     fake.stop();
   });
 
-  it("when a probed node answers that it was away from NATS, then the calls sent to it meanwhile are retried at once and the others wait", async () => {
+  it("when a probed node answers that it was away from NATS, then the calls sent to it meanwhile (which never reached it) are sent again at once, whatever the action, and the others wait", async () => {
     const auth: FakeNode = {
       id: "auth-1",
       available: true,
@@ -192,17 +249,187 @@ describe("liveness after a NATS outage", () => {
     const fake = start([auth], () => (away ? encodeOutage(away) : new Uint8Array(0)));
     const before = fake.send("sent-before", "auth-1");
     await new Promise((r) => setTimeout(r, 20));
+    const from = Date.now();
     const during = fake.send("sent-while-away", "auth-1");
+    const to = Date.now();
     await new Promise((r) => setTimeout(r, 20));
-    away = { from: Date.now() - 30, to: Date.now() - 5 };
+    // auth says it was away exactly while the second call left (the first left 20 ms before).
+    away = { from, to };
     const after = fake.send("sent-after", "auth-1");
     await new Promise((r) => setTimeout(r, 60));
 
+    // Taken back from transit, then sent again under the same id; its caller saw no error.
     expect(during.rejected?.name).toBe("RequestRejectedError");
-    expect(fake.pendingRequests.has("sent-while-away")).toBe(false);
+    expect(during.sends).toBe(2);
+    expect(during.failed).toBeNull();
+    expect([before.sends, after.sends]).toEqual([1, 1]);
     expect(before.rejected).toBeNull();
     expect(after.rejected).toBeNull();
-    expect([...fake.pendingRequests.keys()].sort()).toEqual(["sent-after", "sent-before"]);
+    expect([...fake.pendingRequests.keys()].sort()).toEqual(["sent-after", "sent-before", "sent-while-away"]);
+    fake.stop();
+  });
+
+  it("when a call proved undelivered carries a stream (its chunks already read), then it is not sent again but fails retryable", async () => {
+    const auth: FakeNode = {
+      id: "auth-1",
+      available: true,
+      instanceID: "a",
+      lastHeartbeatTime: now(),
+      metadata: { liveProbe: true },
+    };
+    const fake = start([auth], () => encodeOutage({ from: Date.now() - 1000, to: Date.now() + 1000 }));
+    const upload = fake.send("upload", "auth-1", 10_000, { pipe: () => undefined });
+    await new Promise((r) => setTimeout(r, 60));
+    expect(upload.sends).toBe(1);
+    expect(upload.failed?.name).toBe("RequestRejectedError");
+    fake.stop();
+  });
+
+  const probed = (id: string): FakeNode => ({
+    id,
+    available: true,
+    instanceID: "a",
+    lastHeartbeatTime: now(),
+    metadata: { liveProbe: true },
+  });
+  const wait = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+  it("when this node's connection is down, then a call is held, and goes out once the connection is back and its callee has announced itself", async () => {
+    const auth = probed("auth-1");
+    const fake = start([auth]);
+    fake.status.push("disconnect");
+    await settle();
+    const call = fake.send("held", "auth-1");
+    await wait(20);
+    expect(call.sent).toBe(false);
+
+    fake.status.push("reconnect");
+    await wait(20);
+    // Back, but auth has not said it is: its subscriptions may not be on the server yet.
+    expect(call.sent).toBe(false);
+    fake.emit("$node.updated", { node: auth });
+    await settle();
+    expect(call.sent).toBe(true);
+    expect(call.failed).toBeNull();
+    fake.stop();
+  });
+
+  it("when a call's deadline comes before NATS is back, then it fails with a 503 instead of a timeout, never sent", async () => {
+    const fake = start([probed("auth-1")]);
+    fake.status.push("disconnect");
+    await settle();
+    const call = fake.send("held", "auth-1", 150);
+    while (!call.failed) await wait(10);
+    expect(call.sent).toBe(false);
+    expect(call.failed).toMatchObject({ name: "NatsUnavailableError", code: 503, retryable: false });
+    fake.stop();
+  });
+
+  it("when the callee is dropped from the registry while a call waits for it, then the call fails retryable, so it goes to another instance", async () => {
+    const auth = probed("auth-1");
+    const fake = start([auth]);
+    fake.status.push("disconnect");
+    await settle();
+    const call = fake.send("held", "auth-1");
+    fake.raw.registry.nodes.disconnected("auth-1");
+    await settle();
+    expect(call.sent).toBe(false);
+    expect(call.failed).toMatchObject({ name: "RequestRejectedError", retryable: true });
+    fake.stop();
+  });
+
+  it("when a node without the probe (an older version) is called after the connection is back, then the call is not held for its announcement", async () => {
+    const old: FakeNode = { id: "auth-1", available: true, instanceID: "a", lastHeartbeatTime: now() };
+    const fake = start([old]);
+    fake.status.push("disconnect");
+    await settle();
+    const call = fake.send("held", "auth-1");
+    fake.status.push("reconnect");
+    await wait(20);
+    expect(call.sent).toBe(true);
+    fake.stop();
+  });
+
+  it("when this node is deaf (its connection down), then no other node's heartbeat clock runs out meanwhile, and each gets a fresh one when it is back", async () => {
+    const auth = probed("auth-1");
+    const fake = start([auth]);
+    fake.status.push("disconnect");
+    await settle();
+    auth.lastHeartbeatTime = now() - 30;
+    await wait(20);
+    expect(auth.lastHeartbeatTime).toBeGreaterThanOrEqual(now() - 1);
+    auth.lastHeartbeatTime = now() - 30;
+    fake.status.push("reconnect");
+    await settle();
+    expect(auth.lastHeartbeatTime).toBeGreaterThanOrEqual(now() - 1);
+    fake.stop();
+  });
+
+  it("when a node not heard from since the outage answers no probe (not back yet), then it is not dropped for it", async () => {
+    const auth = probed("auth-1");
+    const fake = start([auth]);
+    const noResponders = Object.assign(new Error("503"), { code: "503" });
+    fake.raw.transit.tx.client.request = async () => {
+      throw noResponders;
+    };
+    fake.status.push("disconnect");
+    await settle();
+    fake.status.push("reconnect");
+    await wait(30);
+    const after = fake.send("after", "auth-1");
+    await wait(30);
+    expect(auth.available).toBe(true);
+    expect(after.sent).toBe(false);
+    fake.stop();
+  });
+
+  it("when this node's connection is down, then an answer it has to send is held, and goes out once it is back and its caller has announced itself; other packets are not held", async () => {
+    const gateway = probed("gateway-2");
+    const fake = start([gateway]);
+    fake.status.push("disconnect");
+    await settle();
+    const answer = fake.publish({ type: "RES", target: "gateway-2" });
+    const beat = fake.publish({ type: "HEARTBEAT", target: null });
+    await settle();
+    expect(beat.sent).toBe(true);
+    fake.status.push("reconnect");
+    await wait(20);
+    expect(answer.sent).toBe(false);
+    fake.emit("$node.updated", { node: gateway });
+    await settle();
+    expect(answer.sent).toBe(true);
+    fake.stop();
+  });
+
+  it("when a call was pending as the connection dropped, then once back it waits for its callee's announcement and the answer held there, and only a call still unanswered after that is retried", async () => {
+    const auth = probed("auth-1");
+    const fake = start([auth], undefined, [], { settleMs: 40 });
+    const answered = fake.send("answered", "auth-1");
+    const lost = fake.send("lost", "auth-1");
+    fake.status.push("disconnect");
+    await settle();
+    fake.status.push("reconnect");
+    await wait(60);
+    // auth has not announced itself: both still wait.
+    expect([answered.rejected, lost.rejected]).toEqual([null, null]);
+    fake.emit("$node.updated", { node: auth });
+    // auth's held answer to the first arrives (Moleculer settles it and drops it from the pending).
+    fake.pendingRequests.delete("answered");
+    await wait(100);
+    expect(answered.rejected).toBeNull();
+    expect(lost.rejected?.name).toBe("RequestRejectedError");
+    fake.stop();
+  });
+
+  it("when a call was pending as the connection dropped and its callee has no probe (an older version holds no answers), then it is retried as soon as the connection is back", async () => {
+    const old: FakeNode = { id: "auth-1", available: true, instanceID: "a", lastHeartbeatTime: now() };
+    const fake = start([old]);
+    const pending = fake.send("pending", "auth-1");
+    fake.status.push("disconnect");
+    await settle();
+    fake.status.push("reconnect");
+    await wait(20);
+    expect(pending.rejected?.name).toBe("RequestRejectedError");
     fake.stop();
   });
 
