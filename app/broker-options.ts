@@ -43,6 +43,16 @@ function channelsMiddleware(config: Config): Middleware[] {
   ];
 }
 
+/** Failures of the transport, not of the node called: a call rejected or held across a NATS outage. */
+const TRANSPORT_FAILURES = new Set(["REQUEST_REJECTED", "NATS_UNAVAILABLE"]);
+
+/** Whether a failed call counts against its node's circuit breaker: a server-side error of the node's own. */
+export function countsAgainstNode(err: unknown): boolean {
+  const e = err as { code?: number; type?: string } | null;
+  if (!e) return false;
+  return (e.code ?? 500) >= 500 && !TRANSPORT_FAILURES.has(e.type ?? "");
+}
+
 export function brokerOptions(config: Config): BrokerOptions {
   return {
     middlewares: [
@@ -109,14 +119,16 @@ export function brokerOptions(config: Config): BrokerOptions {
     heartbeatTimeout: 2,
     // A node whose calls keep failing (half of at least 20 in a minute, server-side errors only) is taken
     // out of rotation for 10 s, then tried again: a sick rounds instance stops eating requests while a
-    // healthy one serves them. Client errors (4xx: validation, 404, 409) never count.
+    // healthy one serves them. Client errors (4xx: validation, 404, 409) never count, nor calls that
+    // never reached the node or lost their answer on the way (a NATS outage says nothing of its health:
+    // docs/decisions/0081-nats-restart-holds-calls.md).
     circuitBreaker: {
       enabled: true,
       threshold: 0.5,
       minRequestCount: 20,
       windowTime: 60,
       halfOpenTime: 10_000,
-      check: (err) => !!err && ((err as { code?: number }).code ?? 500) >= 500,
+      check: countsAgainstNode,
     },
     // At most 100 calls of one action run at once on a node and 1,000 wait; beyond that the caller gets
     // 503 at once instead of piling work onto a saturated node (one slow action cannot starve the rest).

@@ -86,7 +86,8 @@ const defaults: LivenessOptions = {
 
 interface PendingRequest {
   nodeID: string;
-  action: { name: string };
+  action: { name: string; retryPolicy?: { enabled?: boolean; retries?: number } };
+  ctx?: { options?: { retries?: number }; _retryAttempts?: number };
   reject(err: Error): void;
 }
 
@@ -445,18 +446,34 @@ export function LivenessMiddleware(
     }
   }
 
+  /** Whether the broker's retry policy repeats this call once it is rejected as retryable. */
+  function retriedByBroker(req: PendingRequest): boolean {
+    const policy = { ...broker.options.retryPolicy, ...req.action?.retryPolicy };
+    if (!policy.enabled) return false;
+    const retries = req.ctx?.options?.retries ?? policy.retries ?? 0;
+    return retries > (req.ctx?._retryAttempts ?? 0);
+  }
+
   /**
    * Calls pending when the connection dropped: the request or its answer may be lost (NATS core is at
-   * most once). A callee with the probe holds the answers it could not send and sends them once it
-   * hears from this node, so such a call waits until its callee has announced itself and then
-   * `settleMs` more; what is still unanswered then is retried (rejected as retryable). A callee
-   * without the probe holds nothing: its calls are retried at once.
+   * most once). One the broker repeats anyway (a read, a join) is retried at once; its repeat is held
+   * until the callee is back. One it never repeats (a refresh) can still end well: a callee with the
+   * probe holds the answers it could not send and sends them once it hears from this node, so such a
+   * call waits until its callee has announced itself and `settleMs` more, and only one still
+   * unanswered then is rejected. A callee without the probe holds nothing: rejected at once.
    */
   function settleAcrossOutage(ids: string[]): void {
     const byNode = new Map<string, string[]>();
+    const retryNow: string[] = [];
     for (const id of ids) {
-      const nodeID = transit().pendingRequests.get(id)?.nodeID;
-      if (typeof nodeID === "string") byNode.set(nodeID, [...(byNode.get(nodeID) ?? []), id]);
+      const req = transit().pendingRequests.get(id);
+      if (!req || typeof req.nodeID !== "string") continue;
+      if (retriedByBroker(req)) retryNow.push(id);
+      else byNode.set(req.nodeID, [...(byNode.get(req.nodeID) ?? []), id]);
+    }
+    if (retryNow.length > 0) {
+      logger().warn(`NATS reconnected: ${retryNow.length} call(s) pending across the outage retried.`);
+      rejectPending(retryNow);
     }
     for (const [nodeID, list] of byNode) {
       const retry = () => {

@@ -421,6 +421,19 @@ describe("liveness after a NATS outage", () => {
     fake.stop();
   });
 
+  it("when a call the broker repeats (a read) was pending as the connection dropped, then it is rejected as retryable as soon as the connection is back, for the broker to repeat it", async () => {
+    const auth = probed("auth-1");
+    const fake = start([auth]);
+    (fake.raw.options as Record<string, unknown>).retryPolicy = { enabled: true, retries: 2 };
+    const pending = fake.send("pending", "auth-1");
+    fake.status.push("disconnect");
+    await settle();
+    fake.status.push("reconnect");
+    await wait(20);
+    expect(pending.rejected?.name).toBe("RequestRejectedError");
+    fake.stop();
+  });
+
   it("when a call was pending as the connection dropped and its callee has no probe (an older version holds no answers), then it is retried as soon as the connection is back", async () => {
     const old: FakeNode = { id: "auth-1", available: true, instanceID: "a", lastHeartbeatTime: now() };
     const fake = start([old]);
