@@ -96,6 +96,7 @@ export async function runHttpBench(
           rounds: plan.rounds,
           seconds: plan.seconds,
           log,
+          watched: system.watched,
         }),
       );
     }

@@ -21,6 +21,8 @@ import type { Row } from "./lib";
 import { load, type LoadResult } from "./load";
 import { bearer, type Scenario } from "./scenarios/scenario";
 import { startCluster } from "../test/support/cluster";
+import type { Watched } from "./cpu";
+import { clusterWatched } from "./systems";
 import { zipf } from "./zipf";
 
 export interface MixedSizes {
@@ -412,6 +414,7 @@ export async function mixedOn(
   plan: MixedPlan,
   baseline: Baseline,
   log: (line: string) => void,
+  watched: Watched[] = [],
 ): Promise<{ outcome: ScenarioOutcome; routes: MixedResult }> {
   const t0 = Date.now();
   log(
@@ -427,7 +430,12 @@ export async function mixedOn(
     `token sets ${seeding.tokens} s, ${rate(plan.sizes.users, seeding.tokens)})`;
   log(`distributed 8: ready after ${((Date.now() - t0) / 1000).toFixed(1)} s; ${seeded}`);
   const scenario = mixedScenario(fixtures);
-  const outcome = await alternate(scenario, baseUrl, baseline, { rounds: 1, seconds: plan.seconds, log });
+  const outcome = await alternate(scenario, baseUrl, baseline, {
+    rounds: 1,
+    seconds: plan.seconds,
+    log,
+    watched,
+  });
   outcome.notes.push(seeded);
   return { outcome, routes: outcome.runs[0].system as MixedResult };
 }
@@ -439,7 +447,7 @@ export async function runMixedBench(
 ): Promise<{ outcome: ScenarioOutcome; routes: MixedResult }> {
   const cluster = await startCluster({ store: "embedded" }); // as the other cases (bench/systems.ts)
   try {
-    return await mixedOn(cluster.baseUrl, cluster.client, plan, baseline, log);
+    return await mixedOn(cluster.baseUrl, cluster.client, plan, baseline, log, clusterWatched(cluster));
   } finally {
     await cluster.stop();
   }

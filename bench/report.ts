@@ -2,6 +2,7 @@
  * The report: one table of every case (1–5 measured against the baseline, 6 and 7 from their own
  * benches), with the targets of the issue beside the numbers. Targets are reported, never asserted.
  */
+import { formatCpu } from "./cpu";
 import type { ScenarioOutcome } from "./ab";
 import type { TopologyOutcome } from "./http";
 import type { Row } from "./lib";
@@ -67,6 +68,7 @@ export function httpRows(results: TopologyOutcome[]): Row[] {
         "baseline req/s": fixed(o.baseline.rps),
         "baseline p99 ms": o.baseline.p99,
         "vs baseline": `${(ratio * 100).toFixed(1)}%`,
+        "CPU ms per request": formatCpu(o.cpu),
         target: target?.text ?? "–",
         met: target ? (target.met(o, ratio) ? "yes" : "no") : "–",
         notes: notesOf(o),
@@ -79,7 +81,12 @@ export function httpRows(results: TopologyOutcome[]): Row[] {
 export const SAME_PROCESS = "(same process)";
 
 const none = { conns: "–", "req/s": "–", "p50 ms": "–", "p99 ms": "–", errors: "–" };
-const noBaseline = { "baseline req/s": "–", "baseline p99 ms": "–", "vs baseline": "–" };
+const noBaseline = {
+  "baseline req/s": "–",
+  "baseline p99 ms": "–",
+  "vs baseline": "–",
+  "CPU ms per request": "–",
+};
 
 /** An upload row's notes: medians of its samples, then every sample. */
 function uploadSummary(r: Row): string {

@@ -105,7 +105,7 @@ async function main(): Promise<void> {
       // Case 8 runs on the cluster of cases 1–5 when that runs (no second start-up), else on its own.
       const onCluster = async (system: System): Promise<ScenarioOutcome[]> => {
         if (!runMixed || !system.client) return [];
-        const r = await mixedOn(system.baseUrl, system.client, mixedPlan, baseline, log);
+        const r = await mixedOn(system.baseUrl, system.client, mixedPlan, baseline, log, system.watched);
         mixed = r.routes;
         return [r.outcome];
       };
