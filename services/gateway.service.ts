@@ -254,6 +254,14 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
         this.responses.clear();
       },
     },
+    // Events sent while this process was cut off from the transporter (a `user.removed` among them)
+    // never reach it, so on every connection it forgets what they would have changed, as Moleculer's own
+    // memory cacher does on this event.
+    "$transporter.connected"(this: GatewayService) {
+      this.tokens.clear();
+      this.activeUsers.clear();
+      this.responses.clear();
+    },
     // A friendship or a payment changed these users' lists (same per-process group).
     [Events.userListsChanged]: {
       group: gatewayGroup,
@@ -419,8 +427,8 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
         : this.config.cacher.startsWith("redis://")
           ? new RedisCounterStore(this.config.cacher, `${this.config.namespace || "rounds"}-ratelimit`)
           : new MemoryCounterStore();
-    this.tokens = new TokenCache(this.config.authCacheSeconds * 1000, 10_000);
-    this.activeUsers = new LocalCache(this.config.authCacheSeconds * 1000, 100_000);
+    this.tokens = new TokenCache(this.config.authCacheSeconds * 1000, this.config.authCacheEntries);
+    this.activeUsers = new LocalCache(this.config.authCacheSeconds * 1000, this.config.authCacheEntries);
     this.responses = new ResponseCache(this.config.responseCacheMs, 10_000);
     this.takesRawJson = this.config.transporter === "" || this.config.serializer === "Hybrid";
     this.uploads = new UploadSlots(this.config.uploadsMax, this.config.uploadsMaxPerCaller);

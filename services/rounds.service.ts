@@ -77,6 +77,7 @@ const RoundsServiceSchema: ServiceSchema<Record<string, never>, RoundsService> =
           // The gateway writes the bytes as they are: encoded once per round revision, not per read.
           const answer = await getRoundJson(this.deps(ctx), this.json, ctx.params.round_id, callerId(ctx));
           ctx.meta.$freshUntil = answer.freshUntil;
+          if (answer.sameForAllBut) ctx.meta.$sameForAllBut = answer.sameForAllBut;
           return new RawJson(...answer.parts);
         }
         const round = await getRound(this.deps(ctx), ctx.params.round_id, callerId(ctx));
