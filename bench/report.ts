@@ -41,6 +41,7 @@ const TARGETS: Record<string, Partial<Record<Topology, Target>>> = {
   "4a": { embedded: list(0.5), distributed: list(0.3) },
   "4b": { embedded: list(0.5), distributed: list(0.3) },
   "5": { embedded: rate(5000, "refreshes"), distributed: rate(3000, "refreshes") },
+  "8": { embedded: rate(12_000, "req", 50), distributed: rate(6000, "req", 100) },
 };
 
 /** Identical notes of several rounds once, with how many rounds said so. */

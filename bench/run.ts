@@ -14,7 +14,14 @@ import { HTTP_KEYS, planFor, runHttpBench, type TopologyOutcome } from "./http";
 import { build, flag, machineHeader, writeResults, type Row, type Section } from "./lib";
 import { runMulticastBench } from "./multicast";
 import type { ScenarioOutcome } from "./ab";
-import { mixedOn, mixedPlanFor, mixedRouteRows, runMixedBench, type MixedResult } from "./mixed";
+import {
+  mixedOn,
+  mixedPlanFor,
+  mixedRouteRows,
+  runMixedBench,
+  runMixedEmbedded,
+  type MixedResult,
+} from "./mixed";
 import { DEFAULT_SIZES, runScaling, scalingRows, type ScalingOutcome } from "./scaling";
 import { httpRows, multicastRows, runRows, uploadRows } from "./report";
 import type { System, Topology } from "./systems";
@@ -83,8 +90,7 @@ async function main(): Promise<void> {
   const sizeFlag = (name: string) => (flag(name) === undefined ? undefined : Number(flag(name)));
   const mixedPlan = mixedPlanFor(quick, { users: sizeFlag("users"), rounds: sizeFlag("rounds") });
   const wanted = runHttp || wants("8") ? topologies() : [];
-  const runMixed = wants("8") && wanted.includes("distributed");
-  if (only.includes("8") && !runMixed) log("case 8 runs on the distributed topology only: skipped");
+  const runMixed = wants("8");
   build();
   const header = [
     machineHeader(quick ? "quick" : "full"),
@@ -92,30 +98,37 @@ async function main(): Promise<void> {
       `system…) of ${plan.seconds} s ` +
       "each (case 3: one join per user), medians of the rounds; the baseline is a bare node:http server " +
       "in its own process answering the bytes recorded from the system for that case.",
-    `Case 8 (distributed): a mixed workload over ${mixedPlan.sizes.users.toLocaleString("en")} users and ` +
+    `Case 8: a mixed workload over ${mixedPlan.sizes.users.toLocaleString("en")} users and ` +
       `${mixedPlan.sizes.rounds.toLocaleString("en")} rounds, ${mixedPlan.seconds} s, one run; its baseline ` +
       `(at most 10 s) answers the recorded round read to the same mix of requests.`,
   ].join("\n\n");
 
   const http: TopologyOutcome[] = [];
-  let mixed: MixedResult | null = null;
+  const mixed = new Map<Topology, MixedResult>();
   if (runHttp || runMixed) {
     const baseline = await startBaseline();
     try {
-      // Case 8 runs on the cluster of cases 1–5 when that runs (no second start-up), else on its own.
+      // Distributed, case 8 runs on the cluster of cases 1–5 when that runs (no second start-up).
+      // Embedded, its data is made before the server starts, so it always has a server of its own.
       const onCluster = async (system: System): Promise<ScenarioOutcome[]> => {
         if (!runMixed || !system.client) return [];
         const r = await mixedOn(system.baseUrl, system.client, mixedPlan, baseline, log, system.watched);
-        mixed = r.routes;
+        mixed.set("distributed", r.routes);
         return [r.outcome];
       };
-      if (runHttp)
-        for (const topology of wanted)
-          http.push(await runHttpBench(topology, plan, baseline, log, onCluster));
-      if (runMixed && !mixed) {
-        const r = await runMixedBench(mixedPlan, baseline, log);
-        mixed = r.routes;
-        http.push({ topology: "distributed", outcomes: [r.outcome] });
+      for (const topology of wanted) {
+        const outcome: TopologyOutcome = runHttp
+          ? await runHttpBench(topology, plan, baseline, log, onCluster)
+          : { topology, outcomes: [] };
+        if (runMixed && !mixed.has(topology)) {
+          const r =
+            topology === "embedded"
+              ? await runMixedEmbedded(mixedPlan, baseline, log)
+              : await runMixedBench(mixedPlan, baseline, log);
+          mixed.set(topology, r.routes);
+          outcome.outcomes.push(r.outcome);
+        }
+        http.push(outcome);
       }
     } finally {
       await baseline.stop();
@@ -128,8 +141,11 @@ async function main(): Promise<void> {
   const sections: Section[] = [
     { title: "All cases", rows: [...httpRows(http), ...uploadRows(upload), ...multicastRows(multicast)] },
   ];
-  if (mixed)
-    sections.push({ title: "8. Mixed workload by route", rows: mixedRouteRows("distributed", [mixed]) });
+  if (mixed.size > 0)
+    sections.push({
+      title: "8. Mixed workload by route",
+      rows: [...mixed].flatMap(([topology, result]) => mixedRouteRows(topology, [result])),
+    });
   if (http.length > 0) sections.push({ title: "Every run of cases 1–5 and 8", rows: runRows(http) });
   if (upload.length > 0) sections.push({ title: "6. Upload", rows: upload });
   if (multicast.length > 0) sections.push({ title: "7. Multicast", rows: multicast });
