@@ -22,7 +22,16 @@ import {
   runMixedEmbedded,
   type MixedResult,
 } from "./mixed";
-import { DEFAULT_SIZES, runScaling, scalingRows, type ScalingOutcome } from "./scaling";
+import {
+  DEFAULT_SIZES,
+  DEFAULT_USER_SIZES,
+  mixedScalingRows,
+  runMixedScaling,
+  runScaling,
+  scalingRows,
+  type MixedScalingOutcome,
+  type ScalingOutcome,
+} from "./scaling";
 import { httpRows, multicastRows, runRows, uploadRows } from "./report";
 import type { System, Topology } from "./systems";
 import { runUploadBench } from "./upload";
@@ -49,12 +58,17 @@ function topologies(): Topology[] {
 async function scaling(quick: boolean): Promise<void> {
   const sizes = (flag("sizes") ?? (quick ? "100,1000" : DEFAULT_SIZES.join(","))).split(",").map(Number);
   if (sizes.some((n) => !(n > 0))) throw new Error("--sizes must be positive numbers, e.g. 1000,10000");
+  const users = (flag("users") ?? (quick ? "300,1000" : DEFAULT_USER_SIZES.join(","))).split(",").map(Number);
+  if (users.some((n) => !(n > 0))) throw new Error("--users must be positive numbers, e.g. 10000,100000");
   const seconds = Number(flag("seconds") ?? (quick ? 1 : 5));
   build();
   const baseline = await startBaseline();
   let outcomes: ScalingOutcome[];
+  let mixed: MixedScalingOutcome[];
   try {
-    outcomes = await runScaling(topologies(), sizes, seconds, baseline, log);
+    const wanted = topologies();
+    outcomes = await runScaling(wanted, sizes, seconds, baseline, log);
+    mixed = await runMixedScaling(wanted, users, seconds, baseline, log);
   } finally {
     await baseline.stop();
   }
@@ -63,9 +77,12 @@ async function scaling(quick: boolean): Promise<void> {
     `Cases 1 (one hot round), 2 (reads spread over every round) and 3 (joins: 2,000 users, 100 seats) ` +
       `on a fresh system holding ${sizes.map((n) => n.toLocaleString("en")).join(", ")} rounds; one ` +
       `alternating round of ${seconds} s (baseline, then system) per case.`,
+    `Case 8 (the mixed workload) on a fresh system holding ${users.map((n) => n.toLocaleString("en")).join(", ")} ` +
+      `users and a tenth as many rounds; one round of ${seconds} s.`,
   ].join("\n\n");
   const sections: Section[] = [
     { title: "By number of rounds", rows: scalingRows(outcomes) },
+    { title: "Case 8 by number of users", rows: mixedScalingRows(mixed) },
     { title: "Every run", rows: runRows(outcomes.map((o) => o.result)) },
   ];
   process.stdout.write(`${writeResults("scaling", header, sections, !quick)}\n`);
@@ -73,6 +90,13 @@ async function scaling(quick: boolean): Promise<void> {
     result.outcomes
       .filter((o) => o.system.errors > 0 || o.system.requests === 0)
       .map((o) => `${result.topology} case ${o.scenario.key} at ${rounds} rounds: ${o.system.errors} errors`),
+  );
+  failures.push(
+    ...mixed
+      .filter(({ outcome: o }) => o.system.errors > 0 || o.system.requests === 0)
+      .map(
+        ({ users: n, topology, outcome: o }) => `${topology} case 8 at ${n} users: ${o.system.errors} errors`,
+      ),
   );
   if (failures.length > 0) throw new Error(failures.join("\n"));
 }
