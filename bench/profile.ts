@@ -14,7 +14,7 @@ import path from "node:path";
 import { monotonicMicros, summariseProfile, type Window } from "./cpuprofile";
 import { createFixtures, type FixtureSizes } from "./fixtures";
 import { planFor, scenarioFactories } from "./http";
-import { build, flag, machineHeader, root, tmpDir, type Row } from "./lib";
+import { build, flag, machineHeader, onProductionNode, root, tmpDir, type Row } from "./lib";
 import { mixedScenario, seedMixed, type MixedSizes } from "./mixed";
 import type { LoadResult } from "./load";
 import type { Scenario } from "./scenarios/scenario";
@@ -170,6 +170,7 @@ async function main(): Promise<void> {
   for (const f of files) log(`profile: ${f}`);
 }
 
+onProductionNode();
 main()
   .then(() => process.exit(0))
   .catch((err) => {

@@ -11,7 +11,7 @@
 import { startBaseline } from "./baseline";
 import { ratioChart, type ChartBar } from "./chart";
 import { HTTP_KEYS, planFor, runHttpBench, type TopologyOutcome } from "./http";
-import { build, flag, machineHeader, writeResults, type Row, type Section } from "./lib";
+import { build, flag, machineHeader, onProductionNode, writeResults, type Row, type Section } from "./lib";
 import { runMulticastBench } from "./multicast";
 import type { ScenarioOutcome } from "./ab";
 import {
@@ -195,6 +195,7 @@ async function main(): Promise<void> {
   if (failures.length > 0) throw new Error(failures.join("\n"));
 }
 
+onProductionNode();
 main()
   // Nothing is left to wait for; a lingering keep-alive socket or timer must not hold the exit.
   .then(() => process.exit(0))
