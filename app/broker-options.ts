@@ -6,6 +6,7 @@
 import type { BrokerOptions, Middleware } from "moleculer";
 import { Middleware as ChannelsMiddleware } from "@moleculer/channels";
 import type { Config } from "../shared/config";
+import { ErrorType } from "../shared/errors";
 import { LivenessMiddleware } from "../shared/runtime/liveness";
 import { RequestLogMiddleware } from "../shared/runtime/request-log";
 import { HybridSerializer } from "../shared/runtime/serializer";
@@ -109,14 +110,19 @@ export function brokerOptions(config: Config): BrokerOptions {
     heartbeatTimeout: 2,
     // A node whose calls keep failing (half of at least 20 in a minute, server-side errors only) is taken
     // out of rotation for 10 s, then tried again: a sick rounds instance stops eating requests while a
-    // healthy one serves them. Client errors (4xx: validation, 404, 409) never count.
+    // healthy one serves them. Client errors (4xx: validation, 404, 409) never count, nor does a store
+    // that cannot be written (507): every node of a service writes to the same store, so skipping the
+    // node helps no one and would turn the 507 that says why into a bare 503.
     circuitBreaker: {
       enabled: true,
       threshold: 0.5,
       minRequestCount: 20,
       windowTime: 60,
       halfOpenTime: 10_000,
-      check: (err) => !!err && ((err as { code?: number }).code ?? 500) >= 500,
+      check: (err) => {
+        const e = (err ?? null) as { code?: number; type?: string } | null;
+        return !!e && (e.code ?? 500) >= 500 && e.type !== ErrorType.STORE_WRITE_FAILED;
+      },
     },
     // At most 100 calls of one action run at once on a node and 1,000 wait; beyond that the caller gets
     // 503 at once instead of piling work onto a saturated node (one slow action cannot starve the rest).

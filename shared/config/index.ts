@@ -155,6 +155,12 @@ export const configSchema = {
   ),
   dataDir: entry("DATA_DIR", "./data", "Folder of the embedded document store and its demo manifest", str),
   storeInMemory: entry("STORE_IN_MEMORY", "false", "Keep the embedded store in memory only (tests)", bool),
+  storeFsync: entry(
+    "STORE_FSYNC",
+    "false",
+    "Answer a write only once it would outlive a power loss: fdatasync per group commit (embedded store), journaled write concern (MongoDB); what it costs: docs/decisions/0080-store-durability.md",
+    bool,
+  ),
   mongoUri: entry(
     "MONGO_URI",
     "",
