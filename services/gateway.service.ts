@@ -46,6 +46,7 @@ import { callerOfBearer } from "./gateway/bearer";
 import { callerTag, routeByAction, routes, type RouteSpec } from "./gateway/routes";
 import { paramsOfRequest, rateLimitCaller } from "./gateway/request-params";
 import { UploadSlots } from "./gateway/upload-slots";
+import { multicastBodyLimit, stageRecipientPages } from "./gateway/recipient-pages";
 import { httpServerOptions, requestDeadline, REST_TIMEOUT_MARGIN_MS } from "./gateway/http-bounds";
 import type { BodyBounds } from "./gateway/body-watch";
 import type { MicrocacheSlot } from "./gateway/microcache";
@@ -336,10 +337,19 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
       }
       let body: Record<string, unknown> = {};
       if (spec.body === "json-object" || spec.body === "json-object-or-null") {
-        const raw = await readRaw(req, this.config.requestBodyLimitBytes, this.bodyBounds(req));
+        const limit = spec.recipientPages
+          ? multicastBodyLimit(this.config)
+          : this.config.requestBodyLimitBytes;
+        const raw = await readRaw(req, limit, this.bodyBounds(req));
         body = parseJsonBody(raw, spec.body);
       }
       req.$params = { ...body, ...headers, ...query, ...path };
+      if (spec.recipientPages) {
+        req.$params = await stageRecipientPages(
+          (page) => call(ctx, "notifier.stageRecipients", page),
+          req.$params,
+        );
+      }
     },
 
     /**
