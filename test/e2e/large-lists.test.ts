@@ -159,3 +159,51 @@ describe("a friends list larger than a packet", () => {
     expect(res.body[0]).toEqual(expect.objectContaining({ first_name: "F0000", avatar_url: avatar }));
   }, 120_000);
 });
+
+describe("a round with many participants", () => {
+  it("when a round has 300 participants with long avatar URLs (profiles in two pages, an answer over 256 KiB), then reading and joining it answer every participant", async () => {
+    const avatar = `https://cdn.example/${"p".repeat(1000)}.png`;
+    const members: string[] = [];
+    for (let i = 0; i < 300; i++) {
+      const profile = await call(sys.broker, "users.create", {
+        phone: `+8${RUN.slice(-4)}${String(i).padStart(6, "0")}`,
+        username: `member_${RUN}_${i}`,
+        first_name: `M${i}`,
+        avatar_url: avatar,
+      });
+      members.push(profile.id);
+    }
+    const { alice, bob } = sys.manifest.users;
+    const open = await api(sys, "GET", `/rounds/${sys.manifest.rounds.open}`, { token: alice.access_token });
+    const created = await call(sys.broker, "rounds.create", {
+      owner_id: alice.id,
+      item_id: open.body.item.id,
+      entry_fee: "0",
+      max_members_count: 400,
+      is_active: true,
+      is_private: false,
+      is_ended: false,
+      is_event: false,
+      start_time: null,
+      end_time: new Date(Date.now() + 3_600_000).toISOString(),
+      question: { theme: "Music", emoji: null, category: "Culture" },
+      certificate: { text: "Ten percent off", discount_percent: 10 },
+      locations: [],
+      member_ids: members,
+      favorite_of: [],
+    });
+    const read = await api(sys, "GET", `/rounds/${created.id}`, { token: bob.access_token });
+    expect(read.status).toBe(200);
+    expect(Buffer.byteLength(read.text)).toBeGreaterThan(PAGE_BYTES);
+    expect(read.body.participant_statuses.map((p: { user: { id: string } }) => p.user.id).sort()).toEqual(
+      [...members].sort(),
+    );
+    const joined = await api(sys, "POST", `/rounds/${created.id}/join`, {
+      token: bob.access_token,
+      json: { attributes: [] },
+    });
+    expect(joined.status).toBe(200);
+    expect(joined.body.members_count).toBe(301);
+    expect(joined.body.participant_statuses).toHaveLength(301);
+  }, 120_000);
+});
