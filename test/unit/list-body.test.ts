@@ -50,7 +50,12 @@ describe("parseListBody", () => {
       user_ids: fc.array(item, { maxLength: 30 }),
       keys: fc.option(fc.dictionary(fc.string(), fc.jsonValue({ maxDepth: 2 }))),
     });
-    const variant = fc.tuple(body, fc.nat(), fc.constantFrom("", ",", "]", "[", '"', "\\", "}", " ", ":"), fc.boolean());
+    const variant = fc.tuple(
+      body,
+      fc.nat(),
+      fc.constantFrom("", ",", "]", "[", '"', "\\", "}", " ", ":"),
+      fc.boolean(),
+    );
     await fc.assert(
       fc.asyncProperty(variant, async ([value, at, insert, mutate]) => {
         let text = JSON.stringify(value);
