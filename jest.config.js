@@ -24,6 +24,7 @@ module.exports = {
         "app-settings",
         "auth",
         "gateway",
+        "large-lists",
         "notifier",
         "rate-limit",
         "refresh-token",

@@ -3,8 +3,8 @@
  * [-- --users N --rounds N]`: builds, then
  * measures every case against real server processes and prints one table (also written as JSON and
  * Markdown under bench/results/, except for quick runs). Cases 1–5 run in both topologies, alternating
- * with a bare node:http baseline that answers the same bytes; 6 (upload) and 7 (multicast) are their
- * own benches; 8 (a mixed workload over --users and --rounds, bench/mixed.ts) runs distributed. It
+ * with a bare node:http baseline that answers the same bytes; 6 (upload) and 7 (multicast, in each
+ * topology asked for) are their own benches; 8 (a mixed workload over --users and --rounds, bench/mixed.ts) runs distributed. It
  * reports; it asserts no speed (targets are printed beside the numbers), only that every
  * case ran, without unexpected errors, and that join capacity stayed exact.
  */
@@ -160,7 +160,7 @@ async function main(): Promise<void> {
   }
   // Quick runs (CI) only prove the bench still works; their numbers are not kept.
   const upload: Row[] = wants("6") ? await runUploadBench(quick) : [];
-  const multicast: Row[] = wants("7") ? await runMulticastBench(quick) : [];
+  const multicast: Row[] = wants("7") ? await runMulticastBench(quick, topologies()) : [];
 
   const sections: Section[] = [
     { title: "All cases", rows: [...httpRows(http), ...uploadRows(upload), ...multicastRows(multicast)] },

@@ -208,7 +208,7 @@ export const configSchema = {
   requestBodyLimitBytes: entry(
     "REQUEST_BODY_LIMIT",
     "8388608",
-    "Largest JSON request body in bytes (a multicast to 100,000 user ids is about 4 MB)",
+    "Largest JSON request body in bytes; a multicast's body may also be as large as MULTICAST_MAX_RECIPIENTS × 80 bytes",
     int(1024),
   ),
   pictureMaxBytes: entry(
@@ -263,7 +263,7 @@ export const configSchema = {
   multicastMaxRecipients: entry(
     "MULTICAST_MAX_RECIPIENTS",
     "100000",
-    "Most user_ids one multicast may name",
+    "Most user_ids one multicast may name (up to 1,000,000; the list crosses to the notifier in pages, whatever its size)",
     int(1, 1_000_000),
   ),
   pushTransport: entry(
@@ -320,6 +320,24 @@ export const configSchema = {
     "5",
     "Attempts at a job before it is failed and dead-lettered",
     int(1, 100),
+  ),
+  notifierJobRetentionHours: entry(
+    "NOTIFIER_JOB_RETENTION_HOURS",
+    "720",
+    "Hours an ended multicast job stays readable at GET /notifications/{job_id} (and its Idempotency-Key answers with it); then it is deleted",
+    int(1, 87_600),
+  ),
+  notifierBatchRetentionHours: entry(
+    "NOTIFIER_BATCH_RETENTION_HOURS",
+    "24",
+    "Hours an ended job keeps its token batches (the device tokens it was sent to, with per-batch counts); at most NOTIFIER_JOB_RETENTION_HOURS",
+    int(0, 87_600),
+  ),
+  notifierRecipientRetentionHours: entry(
+    "NOTIFIER_RECIPIENT_RETENTION_HOURS",
+    "24",
+    "Hours an ended job keeps its list of user ids; at most NOTIFIER_JOB_RETENTION_HOURS",
+    int(0, 87_600),
   ),
   authCacheSeconds: entry(
     "AUTH_CACHE_SECONDS",
@@ -403,6 +421,17 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     throw new ConfigError("JWT_SECRET must be set in production");
   }
   if (config.jwtSecret.length < 32) throw new ConfigError("JWT_SECRET must have at least 32 characters");
+  // A job is deleted only after what hangs off it (services/notifier/retention.ts).
+  for (const [key, env] of [
+    ["notifierBatchRetentionHours", "NOTIFIER_BATCH_RETENTION_HOURS"],
+    ["notifierRecipientRetentionHours", "NOTIFIER_RECIPIENT_RETENTION_HOURS"],
+  ] as const) {
+    if (config[key] > config.notifierJobRetentionHours) {
+      throw new ConfigError(
+        `${env} must not exceed NOTIFIER_JOB_RETENTION_HOURS (${config.notifierJobRetentionHours})`,
+      );
+    }
+  }
   return Object.freeze({ ...config, dataDir: path.resolve(config.dataDir) });
 }
 

@@ -192,7 +192,11 @@ class MongoCollection<T extends Doc> implements Collection<T> {
 
   async createIndex(spec: IndexSpec): Promise<void> {
     const keys = Object.fromEntries(spec.fields.map((f) => [f, 1 as const]));
-    const options = { unique: spec.unique ?? false, sparse: spec.sparse ?? false };
+    const options = {
+      unique: spec.unique ?? false,
+      sparse: spec.sparse ?? false,
+      ...(spec.expireAfterSeconds === undefined ? {} : { expireAfterSeconds: spec.expireAfterSeconds }),
+    };
     try {
       await this.coll.createIndex(keys, options);
     } catch (err) {

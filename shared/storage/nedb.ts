@@ -239,6 +239,8 @@ class NedbCollection<T extends Doc> implements Collection<T> {
     const fieldName = spec.fields.length === 1 ? spec.fields[0] : spec.fields;
     const unique = spec.unique ?? false;
     const sparse = spec.sparse ?? false;
+    // `expireAfterSeconds` is left out: NeDB would drop expired documents only as queries meet them, and
+    // whoever asks for a TTL index sweeps the same documents itself (port.ts).
     // NeDB keeps index definitions in its file and ignores a second ensureIndex for the same field, and
     // it has no API that tells an index's options: so the index is made again at every start, or one
     // made with other options (an older release) would stay (docs/decisions/0101-nedb-index-options.md).

@@ -54,6 +54,24 @@ describe("loadConfig", () => {
     expect(isEmbedded(config)).toBe(false);
   });
 
+  it("when the notifier's retention settings are not set, then jobs stay 30 days, batches and recipients a day", () => {
+    expect(loadConfig({})).toMatchObject({
+      notifierJobRetentionHours: 720,
+      notifierBatchRetentionHours: 24,
+      notifierRecipientRetentionHours: 24,
+    });
+  });
+
+  it.each(["NOTIFIER_BATCH_RETENTION_HOURS", "NOTIFIER_RECIPIENT_RETENTION_HOURS"])(
+    "when %s is longer than the job's retention, then it is a ConfigError (a job never goes before what hangs off it)",
+    (name) => {
+      expect(() => loadConfig({ NOTIFIER_JOB_RETENTION_HOURS: "48", [name]: "49" })).toThrow(
+        `${name} must not exceed NOTIFIER_JOB_RETENTION_HOURS (48)`,
+      );
+      expect(loadConfig({ NOTIFIER_JOB_RETENTION_HOURS: "48", [name]: "48" })).toBeTruthy();
+    },
+  );
+
   it("when a variable is the empty string, then its default is used", () => {
     expect(loadConfig({ PORT: "", LOG_LEVEL: "" })).toMatchObject({ port: 3000, logLevel: "info" });
   });
