@@ -237,7 +237,9 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
   hooks: {
     before: {
       rest(this: GatewayService, ctx: Context<{ req: Req; res: Res }>) {
-        if (this.tracing) traceRequest(this, ctx, (req) => this.specOf(req as Req));
+        if (this.tracing) {
+          traceRequest(this, ctx, (req) => this.specOf(req as Req), this.config.tracingSampleRate);
+        }
       },
     },
   },
