@@ -25,6 +25,7 @@ module.exports = {
         "auth",
         "gateway",
         "notifier",
+        "observability",
         "rate-limit",
         "refresh-token",
         "rounds-join",

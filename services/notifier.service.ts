@@ -20,6 +20,7 @@ import { STOPPING_EVENT } from "../shared/runtime/shutdown";
 import { acceptMulticast } from "./notifier/accept";
 import { deliverJob, type DeliverDeps } from "./notifier/deliver";
 import { JobsRepository, type JobDoc } from "./notifier/jobs.repository";
+import { watchJobLag } from "./notifier/job-metrics";
 import { LocalJobQueue } from "./notifier/local-queue";
 import { transportFor, type PushTransport } from "./notifier/transport";
 import { channelSender, hasDurableChannels } from "../shared/runtime/channels";
@@ -34,6 +35,8 @@ interface NotifierService extends Service {
   stopping: boolean;
   markStopping: () => void;
   sweepTimer: NodeJS.Timeout | null;
+  /** Stops the job lag readings (metrics on only; notifier/job-metrics). */
+  stopJobMetrics: (() => void) | null;
   deliverDeps(): DeliverDeps;
   deliver(jobId: string): Promise<void>;
   unfinished(jobId: string): Promise<boolean>;
@@ -224,6 +227,7 @@ const NotifierServiceSchema: ServiceSchema<Record<string, never>, NotifierServic
     this.config = serviceConfig(this);
     this.stopping = false;
     this.sweepTimer = null;
+    this.stopJobMetrics = null;
     this.markStopping = () => {
       this.stopping = true;
     };
@@ -232,6 +236,7 @@ const NotifierServiceSchema: ServiceSchema<Record<string, never>, NotifierServic
   async started(this: NotifierService) {
     this.jobs = new JobsRepository(await serviceStore(this));
     await this.jobs.init();
+    this.stopJobMetrics = watchJobLag(this.broker, this.jobs);
     this.transport = transportFor(this.config, (line) => this.logger.info(line));
     const channels = hasDurableChannels(this.broker);
     this.queue = channels
@@ -267,6 +272,7 @@ const NotifierServiceSchema: ServiceSchema<Record<string, never>, NotifierServic
     this.broker.localBus.off(STOPPING_EVENT, this.markStopping);
     this.stopping = true;
     if (this.sweepTimer) clearInterval(this.sweepTimer);
+    this.stopJobMetrics?.();
     await this.queue?.stop();
     await this.transport?.close();
   },

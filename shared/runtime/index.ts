@@ -1,13 +1,20 @@
 import type { Service } from "moleculer";
 import { configOf, type Config } from "../config";
 import { storeOf, type Store } from "../storage";
+import { storeWriteErrors } from "./metrics";
 
 /** The configuration bound to the service's broker. */
 export const serviceConfig = (service: Service): Config => configOf(service.broker);
 
-/** The store of the service's process (opened on first use, closed with the broker). */
-export const serviceStore = (service: Service): Promise<Store> =>
-  storeOf(service.broker, configOf(service.broker));
+/**
+ * The store of the service's process (opened on first use, closed with the broker). A process with a
+ * store shows its write error counter from the start (shared/runtime/metrics).
+ */
+export const serviceStore = async (service: Service): Promise<Store> => {
+  const store = await storeOf(service.broker, configOf(service.broker));
+  storeWriteErrors(service.broker);
+  return store;
+};
 
 /**
  * Removes cached entries: exact keys are deleted one by one, and only patterns with a wildcard are
