@@ -8,7 +8,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { spawnSync, type ChildProcess } from "node:child_process";
 import { startFakeFcm } from "../test/support/fake-fcm";
-import { AS_DEPLOYED, HEAP_CAP_MB } from "../test/support/deployed";
+import { asDeployed, DEPLOYED, sizeFlag } from "../test/support/deployed";
 import { bin, cleanEnv, freePort, memoryOf, root, startNode, tmpDir, waitFor } from "./lib";
 
 const MB = 1024 * 1024;
@@ -32,9 +32,9 @@ export async function runMulticastBench(quick: boolean): Promise<Record<string, 
     FCM_INSECURE_TLS: "true",
     FCM_PROJECT_ID: "bench",
     MULTICAST_MAX_RECIPIENTS: String(recipients),
-    // Without the cap V8 let garbage pile up to several hundred MB before collecting (figures:
-    // docs/decisions/0035-memory-caps.md).
-    ...AS_DEPLOYED,
+    // The notifier's options as deployed: without a heap cap V8 let garbage pile up to several hundred
+    // MB before collecting (figures: docs/decisions/0035-memory-caps.md).
+    ...asDeployed("notifier"),
   };
   const ctl = (...args: string[]) =>
     spawnSync(process.execPath, [bin("ctl"), ...args], {
@@ -99,7 +99,7 @@ export async function runMulticastBench(quick: boolean): Promise<Record<string, 
     const mem = memoryOf(pid);
     return [
       {
-        case: `multicast (embedded, heap cap ${HEAP_CAP_MB} MB, fake FCM in the load generator)`,
+        case: `multicast (embedded, heap cap ${sizeFlag(DEPLOYED.notifier.nodeOptions, "max-old-space-size")} MB, fake FCM in the load generator)`,
         recipients,
         devices: Number(job.devices),
         sent: Number(job.sent),
