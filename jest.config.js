@@ -26,6 +26,7 @@ module.exports = {
         "gateway",
         "large-lists",
         "notifier",
+        "observability",
         "rate-limit",
         "refresh-token",
         "rounds-join",

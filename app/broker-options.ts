@@ -8,6 +8,7 @@ import { Middleware as ChannelsMiddleware } from "@moleculer/channels";
 import type { Config } from "../shared/config";
 import { ErrorType } from "../shared/errors";
 import { LivenessMiddleware } from "../shared/runtime/liveness";
+import { MetricsMiddleware } from "../shared/runtime/metrics";
 import { RequestLogMiddleware } from "../shared/runtime/request-log";
 import { HybridSerializer } from "../shared/runtime/serializer";
 import { AjvValidator } from "../shared/validation";
@@ -54,6 +55,8 @@ export function brokerOptions(config: Config): BrokerOptions {
       ...(config.transporter.startsWith("nats://")
         ? [LivenessMiddleware({}, { off: config.internalsHooksOff })]
         : []),
+      // The project's own metrics beside Moleculer's (shared/runtime/metric-names), with METRICS_PORT.
+      MetricsMiddleware(),
     ],
     metadata: {},
     namespace: config.namespace,
@@ -131,11 +134,14 @@ export function brokerOptions(config: Config): BrokerOptions {
     tracking: { enabled: true, shutdownTimeout: config.shutdownTimeoutMs },
     // Signals are handled by bin/start (bounded stop, exit code); a broker never installs its own.
     skipProcessEventRegistration: true,
-    // Prometheus scrapes each process on METRICS_PORT (requests, latencies, errors per action, event loop).
+    // Prometheus scrapes each process on METRICS_PORT (requests, latencies, errors per action, event loop,
+    // memory; the dashboard and alerts of deploy/observability read them). Process metrics are collected
+    // whatever NODE_ENV says (Moleculer skips them under "test"), so the tests see what operators see.
     metrics:
       config.metricsPort > 0
         ? {
             enabled: true,
+            collectProcessMetrics: true,
             reporter: [{ type: "Prometheus", options: { port: config.metricsPort, path: "/metrics" } }],
           }
         : { enabled: false },

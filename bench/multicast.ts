@@ -15,7 +15,7 @@ import { pagesOf } from "../shared/contracts/paging";
 import { seed } from "../shared/ops/seed";
 import { startCluster } from "../test/support/cluster";
 import { startFakeFcm, type FakeFcm } from "../test/support/fake-fcm";
-import { AS_DEPLOYED, HEAP_CAP_MB } from "../test/support/deployed";
+import { asDeployed, deployedProcessEnv, DEPLOYED, sizeFlag } from "../test/support/deployed";
 import { bin, cleanEnv, freePort, memoryOf, root, startNode, tmpDir, waitFor } from "./lib";
 import type { Topology } from "./systems";
 
@@ -89,7 +89,7 @@ async function measure(
   );
   const notifier = target.pids.notifier;
   const row: Record<string, string | number> = {
-    case: `multicast (${topology}, heap cap ${HEAP_CAP_MB} MB, fake FCM in the load generator)`,
+    case: `multicast (${topology}, heap cap ${sizeFlag(DEPLOYED.notifier.nodeOptions, "max-old-space-size")} MB, fake FCM in the load generator)`,
     topology,
     recipients: userIds.length,
     devices: Number(job.devices),
@@ -121,9 +121,9 @@ async function embedded(recipients: number, fcm: FakeFcm): Promise<Record<string
     FCM_INSECURE_TLS: "true",
     FCM_PROJECT_ID: "bench",
     MULTICAST_MAX_RECIPIENTS: String(recipients),
-    // Without the cap V8 let garbage pile up to several hundred MB before collecting (figures:
-    // docs/decisions/0035-memory-caps.md).
-    ...AS_DEPLOYED,
+    // The notifier's options as deployed: without a heap cap V8 let garbage pile up to several hundred
+    // MB before collecting (figures: docs/decisions/0035-memory-caps.md).
+    ...asDeployed("notifier"),
   };
   const ctl = (...args: string[]) =>
     spawnSync(process.execPath, [bin("ctl"), ...args], {
@@ -162,8 +162,8 @@ async function distributed(recipients: number, fcm: FakeFcm): Promise<Record<str
   // Embedded stores per process, whatever MONGO_URI says: results stay comparable from one run to the next.
   const cluster = await startCluster({
     store: "embedded",
+    processEnv: deployedProcessEnv(),
     env: {
-      ...AS_DEPLOYED,
       FCM_ENDPOINT: fcm.url,
       FCM_INSECURE_TLS: "true",
       FCM_PROJECT_ID: "bench",

@@ -7,7 +7,6 @@ import type { ScenarioOutcome } from "./ab";
 import type { TopologyOutcome } from "./http";
 import type { Row } from "./lib";
 import type { Topology } from "./systems";
-import { HEAP_CAP_MB } from "../test/support/deployed";
 
 interface Target {
   text: string;
@@ -108,7 +107,7 @@ export function uploadRows(rows: Row[]): Row[] {
   return rows.map((r) => {
     const growth = [r.gateway_peak_growth_mb, r.stores_peak_growth_mb].map(Number).filter((n) => !isNaN(n));
     return {
-      case: `6. ${r.picture_mb} MB picture upload (heap cap ${HEAP_CAP_MB} MB, as deployed)`,
+      case: `6. ${r.picture_mb} MB picture upload (Node options as deployed)`,
       topology: String(r.topology),
       ...none,
       ...noBaseline,

@@ -35,6 +35,7 @@ import {
 import { httpRows, multicastRows, runRows, uploadRows } from "./report";
 import type { System, Topology } from "./systems";
 import { runUploadBench } from "./upload";
+import { describeNodeOptions, parseNodeOptions } from "./node-options";
 import { binary } from "../test/support/brokers";
 
 const log = (line: string) => process.stderr.write(`${line}\n`);
@@ -110,6 +111,7 @@ async function main(): Promise<void> {
     quick,
     only.filter((k) => HTTP_KEYS.includes(k)),
   );
+  plan.nodeOptions = parseNodeOptions(flag("node-options"));
   const runHttp = HTTP_KEYS.some(wants);
   const sizeFlag = (name: string) => (flag(name) === undefined ? undefined : Number(flag(name)));
   const mixedPlan = mixedPlanFor(quick, { users: sizeFlag("users"), rounds: sizeFlag("rounds") });
@@ -125,6 +127,8 @@ async function main(): Promise<void> {
     `Case 8: a mixed workload over ${mixedPlan.sizes.users.toLocaleString("en")} users and ` +
       `${mixedPlan.sizes.rounds.toLocaleString("en")} rounds, ${mixedPlan.seconds} s, one run; its baseline ` +
       `(at most 10 s) answers the recorded round read to the same mix of requests.`,
+    `Cases 1–5 (and 8 on their cluster): ${describeNodeOptions(plan.nodeOptions ?? {})} Cases 6 and 7 run each ` +
+      "process with its options as deployed.",
   ].join("\n\n");
 
   const http: TopologyOutcome[] = [];

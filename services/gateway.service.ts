@@ -42,6 +42,7 @@ import {
 } from "./gateway/rate-limit";
 import { parseJsonBody, parseListBody, readRaw } from "./gateway/request-body";
 import { traceRequest } from "./gateway/request-span";
+import { HttpMetrics } from "./gateway/http-metrics";
 import { callerOfBearer } from "./gateway/bearer";
 import { callerTag, routeByAction, routes, type RouteSpec } from "./gateway/routes";
 import { paramsOfRequest, rateLimitCaller } from "./gateway/request-params";
@@ -78,6 +79,8 @@ interface GatewayService extends Service, Omit<WebGateway, "specOf"> {
   config: Config;
   /** Tracing is on (TRACING_ENDPOINT): each request gets its span (gateway/request-span). */
   tracing: boolean;
+  /** Per-route request counts and durations, with metrics on (METRICS_PORT; gateway/http-metrics). */
+  httpMetrics: HttpMetrics | null;
   limits: Map<string, number>;
   counters: CounterStore | null;
   tokens: TokenCache;
@@ -134,12 +137,15 @@ function bearerToken(header: string | undefined): string | null {
  * The HTTP server's request listener: moleculer-web's handler, with the gateway's own answer when no
  * route takes the request. An error escaping it is tagged with its request id, so the crash log names
  * the request (shared/runtime/crash); from Node 24 each request also runs in its own request context
- * (shared/runtime/request-context), which names it for detached callbacks too.
+ * (shared/runtime/request-context), which names it for detached callbacks too. With metrics on, every
+ * request is counted by route and status (gateway/http-metrics).
  */
 function requestListener(gw: GatewayService) {
   const handle = gw.express();
-  return (req: IncomingMessage, res: Res) =>
-    withinRequest({ requestID: () => requestIdOf(req as Req) }, () =>
+  const specOf = (req: IncomingMessage) => gw.specOf(req as Req);
+  return (req: IncomingMessage, res: Res) => {
+    gw.httpMetrics?.track(req, res, specOf);
+    return withinRequest({ requestID: () => requestIdOf(req as Req) }, () =>
       handle(req, res, () => answerNotRouted(req, res, gw.aliases)).catch((err: unknown) => {
         if (err !== null && typeof err === "object" && !("requestID" in err)) {
           (err as { requestID?: string }).requestID = requestIdOf(req as Req);
@@ -147,6 +153,7 @@ function requestListener(gw: GatewayService) {
         throw err;
       }),
     );
+  };
 }
 
 const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayService> = {
@@ -241,7 +248,9 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
   hooks: {
     before: {
       rest(this: GatewayService, ctx: Context<{ req: Req; res: Res }>) {
-        if (this.tracing) traceRequest(this, ctx, (req) => this.specOf(req as Req));
+        if (this.tracing) {
+          traceRequest(this, ctx, (req) => this.specOf(req as Req), this.config.tracingSampleRate);
+        }
       },
     },
   },
@@ -435,6 +444,7 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
   created(this: GatewayService) {
     this.config = serviceConfig(this);
     this.tracing = this.broker.isTracingEnabled();
+    this.httpMetrics = HttpMetrics.of(this.broker);
     this.limits = parseLimits(this.config.rateLimits);
     this.counters =
       this.limits.size === 0

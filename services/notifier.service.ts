@@ -24,6 +24,7 @@ import { BATCH_SIZE, deliverJob, type DeliverDeps } from "./notifier/deliver";
 import { JobsRepository, type JobDoc, type Retention } from "./notifier/jobs.repository";
 import { NOTIFIER_SWEEP_INTERVAL_MS, notifierSweepTasks, retentionOf } from "./notifier/retention";
 import { Sweeper } from "../shared/runtime/sweeper";
+import { watchJobLag } from "./notifier/job-metrics";
 import { LocalJobQueue } from "./notifier/local-queue";
 import { transportFor, type PushTransport } from "./notifier/transport";
 import { channelSender, hasDurableChannels } from "../shared/runtime/channels";
@@ -42,6 +43,8 @@ interface NotifierService extends Service {
   /** Deletes what has outlived its retention (services/notifier/retention.ts). */
   retentionSweep: Sweeper | null;
   acceptDeps(): AcceptDeps;
+  /** Stops the job lag readings (metrics on only; notifier/job-metrics). */
+  stopJobMetrics: (() => void) | null;
   deliverDeps(): DeliverDeps;
   deliver(jobId: string): Promise<void>;
   unfinished(jobId: string): Promise<boolean>;
@@ -262,6 +265,7 @@ const NotifierServiceSchema: ServiceSchema<Record<string, never>, NotifierServic
     this.sweepTimer = null;
     this.retentionSweep = null;
     this.retention = retentionOf(this.config);
+    this.stopJobMetrics = null;
     this.markStopping = () => {
       this.stopping = true;
     };
@@ -270,6 +274,7 @@ const NotifierServiceSchema: ServiceSchema<Record<string, never>, NotifierServic
   async started(this: NotifierService) {
     this.jobs = new JobsRepository(await serviceStore(this));
     await this.jobs.init();
+    this.stopJobMetrics = watchJobLag(this.broker, this.jobs);
     this.transport = transportFor(this.config, (line) => this.logger.info(line));
     const channels = hasDurableChannels(this.broker);
     this.queue = channels
@@ -312,6 +317,7 @@ const NotifierServiceSchema: ServiceSchema<Record<string, never>, NotifierServic
     this.stopping = true;
     if (this.sweepTimer) clearInterval(this.sweepTimer);
     await this.retentionSweep?.stop();
+    this.stopJobMetrics?.();
     await this.queue?.stop();
     await this.transport?.close();
   },

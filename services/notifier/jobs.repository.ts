@@ -251,6 +251,15 @@ export class JobsRepository {
     return this.jobs.find({ status: { $in: ["queued", "sending"] } }, { sort: { created_at: 1 } });
   }
 
+  /** How many jobs are in `status`, and when the oldest of them was accepted (the notifier's metrics). */
+  async lagOf(status: "queued" | "sending"): Promise<{ count: number; oldest: Date | null }> {
+    const [count, first] = await Promise.all([
+      this.jobs.count({ status }),
+      this.jobs.find({ status }, { sort: { created_at: 1 }, limit: 1 }),
+    ]);
+    return { count, oldest: first.length > 0 ? new Date(first[0].created_at) : null };
+  }
+
   /** Counts a delivery attempt and moves a queued job to sending. */
   async startDelivery(id: string, now: Date): Promise<JobDoc | null> {
     await this.jobs.updateOne(

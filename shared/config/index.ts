@@ -59,6 +59,15 @@ const hookNames: Parser<string[]> = (raw, env) => {
   return names;
 };
 
+/** A share between 0 and 1, written as a decimal (0, 0.05, 1). */
+const fraction: Parser<number> = (raw, env) => {
+  const value = /^(?:0|1|0?\.\d+|1\.0*)$/.test(raw) ? Number(raw) : NaN;
+  if (!(value >= 0 && value <= 1)) {
+    throw new ConfigError(`${env} must be a number between 0 and 1, got "${raw}"`);
+  }
+  return value;
+};
+
 /** Empty, or an absolute http(s) URL. */
 const optionalUrl: Parser<string> = (raw, env) => {
   if (raw === "") return raw;
@@ -386,6 +395,12 @@ export const configSchema = {
     "",
     "Full URL of a Zipkin v2 spans endpoint (Zipkin, Jaeger, Tempo: e.g. http://jaeger:9411/api/v2/spans) that receives a span per request, action call, event and fact handled (empty: tracing off)",
     optionalUrl,
+  ),
+  tracingSampleRate: entry(
+    "TRACING_SAMPLE_RATE",
+    "0.1",
+    "Share of requests traced, decided at the gateway per request and followed by every process the request reaches (a request answered 5xx still sends the gateway's span; why 0.1: docs/decisions/0083-trace-sampling.md)",
+    fraction,
   ),
   tracingIntervalMs: entry(
     "TRACING_INTERVAL_MS",

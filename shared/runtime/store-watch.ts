@@ -8,12 +8,10 @@
  */
 import type { ServiceBroker } from "moleculer";
 import type { StoreWatch } from "../storage";
+import { MetricNames } from "./metric-names";
+import { storeWriteErrors } from "./metrics";
 
-export const STORE_WRITE_ERRORS = "store.write.errors.total";
-
-interface CounterLike {
-  increment(labels?: Record<string, string>, value?: number): void;
-}
+export const STORE_WRITE_ERRORS = MetricNames.storeWriteErrors;
 
 const watches = new WeakMap<ServiceBroker, StoreWatch>();
 
@@ -29,19 +27,8 @@ export function storeWatch(broker: ServiceBroker): StoreWatch {
 
 function createWatch(broker: ServiceBroker): StoreWatch {
   const logger = broker.getLogger("store");
-  let counter: CounterLike | null = null;
-  if (broker.isMetricsEnabled()) {
-    counter = broker.metrics.register({
-      type: "counter",
-      name: STORE_WRITE_ERRORS,
-      description:
-        "Store operations failed because the store could not be written (full, read-only, failing)",
-      labelNames: ["store", "code"],
-      unit: "operation",
-    }) as unknown as CounterLike;
-    // Shown from the start (Prometheus leaves out a metric that has no value yet).
-    counter.increment(undefined, 0);
-  }
+  // Registered and shown at 0 by the first process part that asks (shared/runtime/metrics).
+  const counter = storeWriteErrors(broker);
   return {
     failed: (f) => counter?.increment({ store: f.store, code: f.code }),
     failing: (f) =>

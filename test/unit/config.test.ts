@@ -116,6 +116,19 @@ describe("loadConfig", () => {
     expect(() => loadConfig({ TRACING_QUEUE_SIZE: "10" })).toThrow(ConfigError);
   });
 
+  it("when TRACING_SAMPLE_RATE is unset, then one request in ten is traced; set, it is a share between 0 and 1, anything else a ConfigError", () => {
+    expect(loadConfig({}).tracingSampleRate).toBe(0.1);
+    expect(loadConfig({ TRACING_SAMPLE_RATE: "0" }).tracingSampleRate).toBe(0);
+    expect(loadConfig({ TRACING_SAMPLE_RATE: "1" }).tracingSampleRate).toBe(1);
+    expect(loadConfig({ TRACING_SAMPLE_RATE: "0.05" }).tracingSampleRate).toBe(0.05);
+    expect(loadConfig({ TRACING_SAMPLE_RATE: ".5" }).tracingSampleRate).toBe(0.5);
+    for (const bad of ["1.5", "-0.1", "10%", "abc", "1e-2"]) {
+      expect(() => loadConfig({ TRACING_SAMPLE_RATE: bad })).toThrow(
+        "TRACING_SAMPLE_RATE must be a number between 0 and 1",
+      );
+    }
+  });
+
   it("when production runs without JWT_SECRET, then it is a ConfigError", () => {
     expect(() => loadConfig({ NODE_ENV: "production" })).toThrow(ConfigError);
     expect(() => loadConfig({ NODE_ENV: "production" })).toThrow("JWT_SECRET must be set in production");
