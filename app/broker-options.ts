@@ -6,7 +6,9 @@
 import type { BrokerOptions, Middleware } from "moleculer";
 import { Middleware as ChannelsMiddleware } from "@moleculer/channels";
 import type { Config } from "../shared/config";
+import { ErrorType } from "../shared/errors";
 import { LivenessMiddleware } from "../shared/runtime/liveness";
+import { MetricsMiddleware } from "../shared/runtime/metrics";
 import { RequestLogMiddleware } from "../shared/runtime/request-log";
 import { HybridSerializer } from "../shared/runtime/serializer";
 import { AjvValidator } from "../shared/validation";
@@ -43,14 +45,17 @@ function channelsMiddleware(config: Config): Middleware[] {
   ];
 }
 
-/** Failures of the transport, not of the node called: a call rejected or held across a NATS outage. */
-const TRANSPORT_FAILURES = new Set(["REQUEST_REJECTED", "NATS_UNAVAILABLE"]);
+/**
+ * Failures that are not the node's own: a call rejected or held across a NATS outage (the transport),
+ * a store that cannot be written (shared by every node of the service).
+ */
+const NOT_THE_NODE = new Set<string>(["REQUEST_REJECTED", "NATS_UNAVAILABLE", ErrorType.STORE_WRITE_FAILED]);
 
 /** Whether a failed call counts against its node's circuit breaker: a server-side error of the node's own. */
 export function countsAgainstNode(err: unknown): boolean {
   const e = err as { code?: number; type?: string } | null;
   if (!e) return false;
-  return (e.code ?? 500) >= 500 && !TRANSPORT_FAILURES.has(e.type ?? "");
+  return (e.code ?? 500) >= 500 && !NOT_THE_NODE.has(e.type ?? "");
 }
 
 export function brokerOptions(config: Config): BrokerOptions {
@@ -63,6 +68,8 @@ export function brokerOptions(config: Config): BrokerOptions {
       ...(config.transporter.startsWith("nats://")
         ? [LivenessMiddleware({}, { off: config.internalsHooksOff })]
         : []),
+      // The project's own metrics beside Moleculer's (shared/runtime/metric-names), with METRICS_PORT.
+      MetricsMiddleware(),
     ],
     metadata: {},
     namespace: config.namespace,
@@ -119,9 +126,11 @@ export function brokerOptions(config: Config): BrokerOptions {
     heartbeatTimeout: 2,
     // A node whose calls keep failing (half of at least 20 in a minute, server-side errors only) is taken
     // out of rotation for 10 s, then tried again: a sick rounds instance stops eating requests while a
-    // healthy one serves them. Client errors (4xx: validation, 404, 409) never count, nor calls that
-    // never reached the node or lost their answer on the way (a NATS outage says nothing of its health:
-    // docs/decisions/0081-nats-restart-holds-calls.md).
+    // healthy one serves them. Client errors (4xx: validation, 404, 409) never count, nor does a store
+    // that cannot be written (507): every node of a service writes to the same store, so skipping the
+    // node helps no one and would turn the 507 that says why into a bare 503. Nor do calls that never
+    // reached the node or lost their answer on the way: a NATS outage says nothing of its health
+    // (docs/decisions/0081-nats-restart-holds-calls.md).
     circuitBreaker: {
       enabled: true,
       threshold: 0.5,
@@ -137,11 +146,14 @@ export function brokerOptions(config: Config): BrokerOptions {
     tracking: { enabled: true, shutdownTimeout: config.shutdownTimeoutMs },
     // Signals are handled by bin/start (bounded stop, exit code); a broker never installs its own.
     skipProcessEventRegistration: true,
-    // Prometheus scrapes each process on METRICS_PORT (requests, latencies, errors per action, event loop).
+    // Prometheus scrapes each process on METRICS_PORT (requests, latencies, errors per action, event loop,
+    // memory; the dashboard and alerts of deploy/observability read them). Process metrics are collected
+    // whatever NODE_ENV says (Moleculer skips them under "test"), so the tests see what operators see.
     metrics:
       config.metricsPort > 0
         ? {
             enabled: true,
+            collectProcessMetrics: true,
             reporter: [{ type: "Prometheus", options: { port: config.metricsPort, path: "/metrics" } }],
           }
         : { enabled: false },

@@ -4,6 +4,7 @@
  * summarised by the median of its rounds.
  */
 import type { Baseline } from "./baseline";
+import { cpuMeter, type CpuPerRequest, type Watched } from "./cpu";
 import type { LoadResult } from "./load";
 import type { Scenario } from "./scenarios/scenario";
 
@@ -19,8 +20,10 @@ export interface ScenarioOutcome {
   scenario: Scenario;
   system: Summary;
   baseline: Summary;
-  runs: { baseline: LoadResult; system: LoadResult; note?: string }[];
+  runs: { baseline: LoadResult; system: LoadResult; note?: string; cpu?: CpuPerRequest }[];
   notes: string[];
+  /** Each server process's CPU ms per request served, the median of the rounds. */
+  cpu?: CpuPerRequest;
 }
 
 export const median = (xs: number[]): number => {
@@ -42,16 +45,18 @@ export async function alternate(
   scenario: Scenario,
   systemUrl: string,
   baseline: Baseline,
-  opts: { rounds: number; seconds: number; log: (line: string) => void },
+  opts: { rounds: number; seconds: number; log: (line: string) => void; watched?: Watched[] },
 ): Promise<ScenarioOutcome> {
   const recorded = await scenario.record(systemUrl);
   const runs: ScenarioOutcome["runs"] = [];
   for (let round = 0; round < opts.rounds; round++) {
     await baseline.serve(recorded);
     const a = await scenario.measure({ url: baseline.url, side: "baseline", round, seconds: opts.seconds });
+    const meter = cpuMeter(opts.watched ?? []);
     const b = await scenario.measure({ url: systemUrl, side: "system", round, seconds: opts.seconds });
+    const cpu = meter.perRequest(b.requests);
     const note = scenario.verify ? await scenario.verify(systemUrl, round, b) : undefined;
-    runs.push({ baseline: a, system: b, note });
+    runs.push({ baseline: a, system: b, note, cpu });
     opts.log(
       `  ${scenario.key} round ${round + 1}/${opts.rounds}: baseline ${a.rps.toFixed(0)} req/s, ` +
         `system ${b.rps.toFixed(0)} req/s (p99 ${b.p99} ms, errors ${b.errors})${note ? `; ${note}` : ""}`,
@@ -63,5 +68,14 @@ export async function alternate(
     system: summarise(runs.map((r) => r.system)),
     runs,
     notes: runs.flatMap((r) => (r.note ? [r.note] : [])),
+    cpu: medianCpu(runs.map((r) => r.cpu ?? {})),
   };
+}
+
+/** Per process, the median of the rounds' CPU ms per request. */
+function medianCpu(rounds: CpuPerRequest[]): CpuPerRequest {
+  const names = [...new Set(rounds.flatMap((r) => Object.keys(r)))];
+  return Object.fromEntries(
+    names.map((n) => [n, median(rounds.flatMap((r) => (r[n] === undefined ? [] : [r[n]])))]),
+  );
 }

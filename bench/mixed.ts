@@ -21,6 +21,8 @@ import type { Row } from "./lib";
 import { load, type LoadResult } from "./load";
 import { bearer, type Scenario } from "./scenarios/scenario";
 import { startCluster } from "../test/support/cluster";
+import type { Watched } from "./cpu";
+import { clusterWatched, startEmbedded } from "./systems";
 import { zipf } from "./zipf";
 
 export interface MixedSizes {
@@ -412,6 +414,7 @@ export async function mixedOn(
   plan: MixedPlan,
   baseline: Baseline,
   log: (line: string) => void,
+  watched: Watched[] = [],
 ): Promise<{ outcome: ScenarioOutcome; routes: MixedResult }> {
   const t0 = Date.now();
   log(
@@ -419,17 +422,62 @@ export async function mixedOn(
       `${plan.sizes.rounds.toLocaleString("en")} rounds`,
   );
   const fixtures = await seedMixed(client, plan.sizes, log);
+  log(`distributed 8: ready after ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+  return measureMixed(baseUrl, fixtures, plan, baseline, log, watched);
+}
+
+/** What seeding took, for the notes. */
+function seedingNote(fixtures: MixedFixtures, plan: MixedPlan): string {
   const { seeding } = fixtures;
   const rate = (n: number, s: number) => `${Math.round(n / Math.max(0.1, s)).toLocaleString("en")}/s`;
-  const seeded =
+  return (
     `seeded in ${seeding.total} s (users ${seeding.users} s, ${rate(plan.sizes.users, seeding.users)}; ` +
     `friendships ${seeding.friends} s; rounds ${seeding.rounds} s, ${rate(plan.sizes.rounds, seeding.rounds)}; ` +
-    `token sets ${seeding.tokens} s, ${rate(plan.sizes.users, seeding.tokens)})`;
-  log(`distributed 8: ready after ${((Date.now() - t0) / 1000).toFixed(1)} s; ${seeded}`);
+    `token sets ${seeding.tokens} s, ${rate(plan.sizes.users, seeding.tokens)})`
+  );
+}
+
+/** One run of the mix against a seeded system, with the baseline's run beside it. */
+async function measureMixed(
+  baseUrl: string,
+  fixtures: MixedFixtures,
+  plan: MixedPlan,
+  baseline: Baseline,
+  log: (line: string) => void,
+  watched: Watched[],
+): Promise<{ outcome: ScenarioOutcome; routes: MixedResult }> {
   const scenario = mixedScenario(fixtures);
-  const outcome = await alternate(scenario, baseUrl, baseline, { rounds: 1, seconds: plan.seconds, log });
-  outcome.notes.push(seeded);
+  const outcome = await alternate(scenario, baseUrl, baseline, {
+    rounds: 1,
+    seconds: plan.seconds,
+    log,
+    watched,
+  });
+  outcome.notes.push(seedingNote(fixtures, plan));
   return { outcome, routes: outcome.runs[0].system as MixedResult };
+}
+
+/**
+ * Case 8 embedded: the data is created by the services in the bench's process on the server's folder,
+ * then the one server process starts on it (bench/systems.ts), as the other embedded cases.
+ */
+export async function runMixedEmbedded(
+  plan: MixedPlan,
+  baseline: Baseline,
+  log: (line: string) => void,
+): Promise<{ outcome: ScenarioOutcome; routes: MixedResult }> {
+  const t0 = Date.now();
+  log(
+    `embedded 8: creating ${plan.sizes.users.toLocaleString("en")} users and ` +
+      `${plan.sizes.rounds.toLocaleString("en")} rounds`,
+  );
+  const system = await startEmbedded((broker) => seedMixed(broker, plan.sizes, log));
+  try {
+    log(`embedded 8: ready after ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+    return await measureMixed(system.baseUrl, system.fixtures, plan, baseline, log, system.watched);
+  } finally {
+    await system.stop();
+  }
 }
 
 export async function runMixedBench(
@@ -439,7 +487,7 @@ export async function runMixedBench(
 ): Promise<{ outcome: ScenarioOutcome; routes: MixedResult }> {
   const cluster = await startCluster({ store: "embedded" }); // as the other cases (bench/systems.ts)
   try {
-    return await mixedOn(cluster.baseUrl, cluster.client, plan, baseline, log);
+    return await mixedOn(cluster.baseUrl, cluster.client, plan, baseline, log, clusterWatched(cluster));
   } finally {
     await cluster.stop();
   }

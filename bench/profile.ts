@@ -1,6 +1,7 @@
 /**
  * `npm run -s bench:profile -- --case <1|2|3|4a|4b|5|8> --topology <embedded|distributed> [--seconds N]
- * [--users N --rounds N]`: CPU profiles of one case under its load.
+ * [--users N --rounds N] [--node-options …]`: CPU profiles of one case under its load (Node options of
+ * the servers as in bench/node-options.ts).
  * - embedded: the one server process runs with `node --cpu-prof`;
  * - distributed: the gateway and the service process(es) the case mainly exercises (PROFILED) do.
  * After the load they are stopped with SIGINT, so that V8 writes each profile on exit; each is
@@ -14,12 +15,13 @@ import path from "node:path";
 import { monotonicMicros, summariseProfile, type Window } from "./cpuprofile";
 import { createFixtures, type FixtureSizes } from "./fixtures";
 import { planFor, scenarioFactories } from "./http";
-import { build, flag, machineHeader, root, tmpDir, type Row } from "./lib";
+import { build, flag, machineHeader, onProductionNode, root, tmpDir, type Row } from "./lib";
 import { mixedScenario, seedMixed, type MixedSizes } from "./mixed";
 import type { LoadResult } from "./load";
 import type { Scenario } from "./scenarios/scenario";
 import { startDistributed, startEmbedded, type Seeder, type System, type Topology } from "./systems";
 import { ALL_SERVICES } from "../test/support/cluster";
+import { describeNodeOptions, distributedNodeArgs, nodeArgsOf, parseNodeOptions } from "./node-options";
 
 /** The service processes each case mainly exercises (besides the gateway), distributed. */
 export const PROFILED: Record<string, string[]> = {
@@ -83,11 +85,18 @@ async function main(): Promise<void> {
     rounds: Number(flag("rounds") ?? 10_000),
   };
 
+  const nodeOptions = parseNodeOptions(flag("node-options"));
   const start = async <F>(seed: Seeder<F>): Promise<System<F>> =>
     topology === "embedded"
-      ? startEmbedded(seed, { nodeArgs: profArgs("embedded"), stopSignal: "SIGINT" })
+      ? startEmbedded(seed, {
+          nodeArgs: [...nodeArgsOf(nodeOptions, "embedded"), ...profArgs("embedded")],
+          stopSignal: "SIGINT",
+        })
       : startDistributed(seed, {
-          nodeArgs: Object.fromEntries(processes.map((p) => [p, profArgs(p)])),
+          nodeArgs: {
+            ...distributedNodeArgs(nodeOptions),
+            ...Object.fromEntries(processes.map((p) => [p, [...nodeArgsOf(nodeOptions, p), ...profArgs(p)]])),
+          },
           stopSignal: "SIGINT",
         });
 
@@ -133,6 +142,8 @@ async function main(): Promise<void> {
     "",
     machineHeader("profile"),
     "",
+    describeNodeOptions(nodeOptions),
+    "",
     `Load: ${load} Profiled: ${processes.join(", ")} (node --cpu-prof, a sample every 250 µs). Only the ` +
       "samples taken while the load ran are counted (not start-up, not seeding); percentages are of " +
       "each process's busy time in that window.",
@@ -170,6 +181,7 @@ async function main(): Promise<void> {
   for (const f of files) log(`profile: ${f}`);
 }
 
+onProductionNode();
 main()
   .then(() => process.exit(0))
   .catch((err) => {

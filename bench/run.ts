@@ -3,22 +3,39 @@
  * [-- --users N --rounds N]`: builds, then
  * measures every case against real server processes and prints one table (also written as JSON and
  * Markdown under bench/results/, except for quick runs). Cases 1–5 run in both topologies, alternating
- * with a bare node:http baseline that answers the same bytes; 6 (upload) and 7 (multicast) are their
- * own benches; 8 (a mixed workload over --users and --rounds, bench/mixed.ts) runs distributed. It
+ * with a bare node:http baseline that answers the same bytes; 6 (upload) and 7 (multicast, in each
+ * topology asked for) are their own benches; 8 (a mixed workload over --users and --rounds, bench/mixed.ts) runs distributed. It
  * reports; it asserts no speed (targets are printed beside the numbers), only that every
  * case ran, without unexpected errors, and that join capacity stayed exact.
  */
 import { startBaseline } from "./baseline";
 import { ratioChart, type ChartBar } from "./chart";
 import { HTTP_KEYS, planFor, runHttpBench, type TopologyOutcome } from "./http";
-import { build, flag, machineHeader, writeResults, type Row, type Section } from "./lib";
+import { build, flag, machineHeader, onProductionNode, writeResults, type Row, type Section } from "./lib";
 import { runMulticastBench } from "./multicast";
 import type { ScenarioOutcome } from "./ab";
-import { mixedOn, mixedPlanFor, mixedRouteRows, runMixedBench, type MixedResult } from "./mixed";
-import { DEFAULT_SIZES, runScaling, scalingRows, type ScalingOutcome } from "./scaling";
+import {
+  mixedOn,
+  mixedPlanFor,
+  mixedRouteRows,
+  runMixedBench,
+  runMixedEmbedded,
+  type MixedResult,
+} from "./mixed";
+import {
+  DEFAULT_SIZES,
+  DEFAULT_USER_SIZES,
+  mixedScalingRows,
+  runMixedScaling,
+  runScaling,
+  scalingRows,
+  type MixedScalingOutcome,
+  type ScalingOutcome,
+} from "./scaling";
 import { httpRows, multicastRows, runRows, uploadRows } from "./report";
 import type { System, Topology } from "./systems";
 import { runUploadBench } from "./upload";
+import { describeNodeOptions, parseNodeOptions } from "./node-options";
 import { binary } from "../test/support/brokers";
 
 const log = (line: string) => process.stderr.write(`${line}\n`);
@@ -42,12 +59,17 @@ function topologies(): Topology[] {
 async function scaling(quick: boolean): Promise<void> {
   const sizes = (flag("sizes") ?? (quick ? "100,1000" : DEFAULT_SIZES.join(","))).split(",").map(Number);
   if (sizes.some((n) => !(n > 0))) throw new Error("--sizes must be positive numbers, e.g. 1000,10000");
+  const users = (flag("users") ?? (quick ? "300,1000" : DEFAULT_USER_SIZES.join(","))).split(",").map(Number);
+  if (users.some((n) => !(n > 0))) throw new Error("--users must be positive numbers, e.g. 10000,100000");
   const seconds = Number(flag("seconds") ?? (quick ? 1 : 5));
   build();
   const baseline = await startBaseline();
   let outcomes: ScalingOutcome[];
+  let mixed: MixedScalingOutcome[];
   try {
-    outcomes = await runScaling(topologies(), sizes, seconds, baseline, log);
+    const wanted = topologies();
+    outcomes = await runScaling(wanted, sizes, seconds, baseline, log);
+    mixed = await runMixedScaling(wanted, users, seconds, baseline, log);
   } finally {
     await baseline.stop();
   }
@@ -56,9 +78,12 @@ async function scaling(quick: boolean): Promise<void> {
     `Cases 1 (one hot round), 2 (reads spread over every round) and 3 (joins: 2,000 users, 100 seats) ` +
       `on a fresh system holding ${sizes.map((n) => n.toLocaleString("en")).join(", ")} rounds; one ` +
       `alternating round of ${seconds} s (baseline, then system) per case.`,
+    `Case 8 (the mixed workload) on a fresh system holding ${users.map((n) => n.toLocaleString("en")).join(", ")} ` +
+      `users and a tenth as many rounds; one round of ${seconds} s.`,
   ].join("\n\n");
   const sections: Section[] = [
     { title: "By number of rounds", rows: scalingRows(outcomes) },
+    { title: "Case 8 by number of users", rows: mixedScalingRows(mixed) },
     { title: "Every run", rows: runRows(outcomes.map((o) => o.result)) },
   ];
   process.stdout.write(`${writeResults("scaling", header, sections, !quick)}\n`);
@@ -66,6 +91,13 @@ async function scaling(quick: boolean): Promise<void> {
     result.outcomes
       .filter((o) => o.system.errors > 0 || o.system.requests === 0)
       .map((o) => `${result.topology} case ${o.scenario.key} at ${rounds} rounds: ${o.system.errors} errors`),
+  );
+  failures.push(
+    ...mixed
+      .filter(({ outcome: o }) => o.system.errors > 0 || o.system.requests === 0)
+      .map(
+        ({ users: n, topology, outcome: o }) => `${topology} case 8 at ${n} users: ${o.system.errors} errors`,
+      ),
   );
   if (failures.length > 0) throw new Error(failures.join("\n"));
 }
@@ -79,12 +111,12 @@ async function main(): Promise<void> {
     quick,
     only.filter((k) => HTTP_KEYS.includes(k)),
   );
+  plan.nodeOptions = parseNodeOptions(flag("node-options"));
   const runHttp = HTTP_KEYS.some(wants);
   const sizeFlag = (name: string) => (flag(name) === undefined ? undefined : Number(flag(name)));
   const mixedPlan = mixedPlanFor(quick, { users: sizeFlag("users"), rounds: sizeFlag("rounds") });
   const wanted = runHttp || wants("8") ? topologies() : [];
-  const runMixed = wants("8") && wanted.includes("distributed");
-  if (only.includes("8") && !runMixed) log("case 8 runs on the distributed topology only: skipped");
+  const runMixed = wants("8");
   build();
   const header = [
     machineHeader(quick ? "quick" : "full"),
@@ -92,30 +124,39 @@ async function main(): Promise<void> {
       `system…) of ${plan.seconds} s ` +
       "each (case 3: one join per user), medians of the rounds; the baseline is a bare node:http server " +
       "in its own process answering the bytes recorded from the system for that case.",
-    `Case 8 (distributed): a mixed workload over ${mixedPlan.sizes.users.toLocaleString("en")} users and ` +
+    `Case 8: a mixed workload over ${mixedPlan.sizes.users.toLocaleString("en")} users and ` +
       `${mixedPlan.sizes.rounds.toLocaleString("en")} rounds, ${mixedPlan.seconds} s, one run; its baseline ` +
       `(at most 10 s) answers the recorded round read to the same mix of requests.`,
+    `Cases 1–5 (and 8 on their cluster): ${describeNodeOptions(plan.nodeOptions ?? {})} Cases 6 and 7 run each ` +
+      "process with its options as deployed.",
   ].join("\n\n");
 
   const http: TopologyOutcome[] = [];
-  let mixed: MixedResult | null = null;
+  const mixed = new Map<Topology, MixedResult>();
   if (runHttp || runMixed) {
     const baseline = await startBaseline();
     try {
-      // Case 8 runs on the cluster of cases 1–5 when that runs (no second start-up), else on its own.
+      // Distributed, case 8 runs on the cluster of cases 1–5 when that runs (no second start-up).
+      // Embedded, its data is made before the server starts, so it always has a server of its own.
       const onCluster = async (system: System): Promise<ScenarioOutcome[]> => {
         if (!runMixed || !system.client) return [];
-        const r = await mixedOn(system.baseUrl, system.client, mixedPlan, baseline, log);
-        mixed = r.routes;
+        const r = await mixedOn(system.baseUrl, system.client, mixedPlan, baseline, log, system.watched);
+        mixed.set("distributed", r.routes);
         return [r.outcome];
       };
-      if (runHttp)
-        for (const topology of wanted)
-          http.push(await runHttpBench(topology, plan, baseline, log, onCluster));
-      if (runMixed && !mixed) {
-        const r = await runMixedBench(mixedPlan, baseline, log);
-        mixed = r.routes;
-        http.push({ topology: "distributed", outcomes: [r.outcome] });
+      for (const topology of wanted) {
+        const outcome: TopologyOutcome = runHttp
+          ? await runHttpBench(topology, plan, baseline, log, onCluster)
+          : { topology, outcomes: [] };
+        if (runMixed && !mixed.has(topology)) {
+          const r =
+            topology === "embedded"
+              ? await runMixedEmbedded(mixedPlan, baseline, log)
+              : await runMixedBench(mixedPlan, baseline, log);
+          mixed.set(topology, r.routes);
+          outcome.outcomes.push(r.outcome);
+        }
+        http.push(outcome);
       }
     } finally {
       await baseline.stop();
@@ -123,13 +164,16 @@ async function main(): Promise<void> {
   }
   // Quick runs (CI) only prove the bench still works; their numbers are not kept.
   const upload: Row[] = wants("6") ? await runUploadBench(quick) : [];
-  const multicast: Row[] = wants("7") ? await runMulticastBench(quick) : [];
+  const multicast: Row[] = wants("7") ? await runMulticastBench(quick, topologies()) : [];
 
   const sections: Section[] = [
     { title: "All cases", rows: [...httpRows(http), ...uploadRows(upload), ...multicastRows(multicast)] },
   ];
-  if (mixed)
-    sections.push({ title: "8. Mixed workload by route", rows: mixedRouteRows("distributed", [mixed]) });
+  if (mixed.size > 0)
+    sections.push({
+      title: "8. Mixed workload by route",
+      rows: [...mixed].flatMap(([topology, result]) => mixedRouteRows(topology, [result])),
+    });
   if (http.length > 0) sections.push({ title: "Every run of cases 1–5 and 8", rows: runRows(http) });
   if (upload.length > 0) sections.push({ title: "6. Upload", rows: upload });
   if (multicast.length > 0) sections.push({ title: "7. Multicast", rows: multicast });
@@ -155,6 +199,7 @@ async function main(): Promise<void> {
   if (failures.length > 0) throw new Error(failures.join("\n"));
 }
 
+onProductionNode();
 main()
   // Nothing is left to wait for; a lingering keep-alive socket or timer must not hold the exit.
   .then(() => process.exit(0))

@@ -1,17 +1,23 @@
 /**
- * `npm run -s bench -- --scaling [--sizes 1000,10000,100000] [--seconds 5] [--topology …]`: how cases 1
- * and 2 (reads: one hot round, reads spread over every round) and 3 (joins) grow with the number of
- * rounds in the store. For each topology and size, a fresh system with that many rounds, then one
- * alternating baseline/system round of each case. Prints a table of req/s and p99 per size and
- * topology; written to bench/results/scaling-<time>.md and .json (not for --quick).
+ * `npm run -s bench -- --scaling [--sizes 1000,10000,100000] [--users 10000,100000,1000000]
+ * [--seconds 5] [--topology …]`: how cases 1 and 2 (reads: one hot round, reads spread over every
+ * round) and 3 (joins) grow with the number of rounds in the store, and case 8 (the mixed workload)
+ * with the number of users (and a tenth as many rounds). For each topology and size, a fresh system
+ * of that size, then one alternating baseline/system round of each case. Prints a table of req/s and
+ * p99 per size and topology; written to bench/results/scaling-<time>.md and .json (not for --quick).
  */
+import type { ScenarioOutcome } from "./ab";
 import type { Baseline } from "./baseline";
+import { formatCpu } from "./cpu";
 import { planFor, runHttpBench, type TopologyOutcome } from "./http";
 import type { Row } from "./lib";
+import { runMixedBench, runMixedEmbedded } from "./mixed";
 import type { Topology } from "./systems";
 
 export const SCALING_KEYS = ["1", "2", "3"];
 export const DEFAULT_SIZES = [1_000, 10_000, 100_000];
+/** Case 8's populations: users, with a tenth as many rounds (its full run's 100,000 and 10,000). */
+export const DEFAULT_USER_SIZES = [10_000, 100_000, 1_000_000];
 
 export interface ScalingOutcome {
   rounds: number;
@@ -56,4 +62,46 @@ export function scalingRows(outcomes: ScalingOutcome[]): Row[] {
     }
     return row;
   });
+}
+
+export interface MixedScalingOutcome {
+  users: number;
+  topology: Topology;
+  outcome: ScenarioOutcome;
+}
+
+/** Case 8 on a fresh system per topology and number of users (a tenth as many rounds). */
+export async function runMixedScaling(
+  topologies: Topology[],
+  users: number[],
+  seconds: number,
+  baseline: Baseline,
+  log: (line: string) => void,
+): Promise<MixedScalingOutcome[]> {
+  const out: MixedScalingOutcome[] = [];
+  for (const topology of topologies) {
+    for (const n of users) {
+      const plan = { sizes: { users: n, rounds: Math.max(1, Math.round(n / 10)) }, seconds };
+      log(`== scaling: ${topology}, case 8, ${n.toLocaleString("en")} users`);
+      const run = topology === "embedded" ? runMixedEmbedded : runMixedBench;
+      out.push({ users: n, topology, outcome: (await run(plan, baseline, log)).outcome });
+    }
+  }
+  return out;
+}
+
+/** One row per population and topology: how case 8's rate, latency and cost per request move. */
+export function mixedScalingRows(outcomes: MixedScalingOutcome[]): Row[] {
+  return outcomes.map(({ users, topology, outcome: o }) => ({
+    users: fixed(users),
+    rounds: fixed(Math.max(1, Math.round(users / 10))),
+    topology,
+    "req/s": fixed(o.system.rps),
+    "p50 ms": o.system.p50,
+    "p99 ms": o.system.p99,
+    errors: o.system.errors,
+    "vs baseline": `${((100 * o.system.rps) / o.baseline.rps).toFixed(1)}%`,
+    "CPU ms per request": formatCpu(o.cpu),
+    notes: o.notes.join("; "),
+  }));
 }

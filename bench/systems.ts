@@ -10,9 +10,10 @@ import type { ChildProcess } from "node:child_process";
 import type { ServiceBroker } from "moleculer";
 import { loadConfig } from "../shared/config";
 import { createBroker } from "../app/broker";
-import { startCluster, type ClusterOptions } from "../test/support/cluster";
+import { startCluster, type Cluster, type ClusterOptions } from "../test/support/cluster";
 import { stopProcess as stopChild } from "../test/support/processes";
 import type { Fixtures } from "./fixtures";
+import type { Watched } from "./cpu";
 import { cleanEnv, freePort, startNode, tmpDir, waitFor } from "./lib";
 
 export type Topology = "embedded" | "distributed";
@@ -26,6 +27,8 @@ export interface System<F = Fixtures> {
   fixtures: F;
   /** Distributed: the cluster's client node, which reaches every service over NATS. */
   client?: ServiceBroker;
+  /** Its server processes, for their CPU time per request (bench/cpu.ts). */
+  watched: Watched[];
   stop(): Promise<void>;
 }
 
@@ -82,6 +85,7 @@ export async function startEmbedded<F>(
     baseUrl,
     fixtures,
     process: server,
+    watched: [{ name: "server", pid: () => server.pid }],
     async stop() {
       await stopProcess(server, opts.stopSignal);
       fs.rmSync(dataDir, { recursive: true, force: true });
@@ -107,9 +111,25 @@ export async function startDistributed<F>(
   };
   try {
     const fixtures = await seed(cluster.client);
-    return { topology: "distributed", baseUrl: cluster.baseUrl, fixtures, client: cluster.client, stop };
+    return {
+      topology: "distributed",
+      baseUrl: cluster.baseUrl,
+      fixtures,
+      client: cluster.client,
+      watched: clusterWatched(cluster),
+      stop,
+    };
   } catch (err) {
     await cluster.stop();
     throw err;
   }
+}
+
+/** Every process of a cluster: each service's, then its nats-server and redis-server. */
+export function clusterWatched(cluster: Cluster): Watched[] {
+  return [
+    ...[...cluster.processes.entries()].map(([key, p]) => ({ name: key, pid: () => p.child?.pid })),
+    { name: "nats", pid: () => cluster.nats.process.pid },
+    { name: "redis", pid: () => cluster.redis.process.pid },
+  ];
 }

@@ -14,7 +14,7 @@ import http from "node:http";
 import path from "node:path";
 import type { ChildProcess } from "node:child_process";
 import { binary, startNatsServer } from "../test/support/brokers";
-import { AS_DEPLOYED } from "../test/support/deployed";
+import { asDeployed } from "../test/support/deployed";
 import { SAME_PROCESS } from "./report";
 import { bin, cleanEnv, freePort, memoryOf, root, startNode, tmpDir, waitFor } from "./lib";
 import { spawnSync } from "node:child_process";
@@ -159,7 +159,9 @@ async function embeddedSample(bytes: number): Promise<Sample> {
   const dataDir = tmpDir("bench-upload-");
   const port = await freePort();
   const proc = startNode({
-    ...AS_DEPLOYED,
+    // One process runs every service here, a kind no deployment runs: the stores' options, with which
+    // its figures compare with the runs from before each service had its own.
+    ...asDeployed("stores"),
     PORT: String(port),
     DATA_DIR: dataDir,
     PICTURE_MAX_BYTES: String(1024 * MB),
@@ -183,14 +185,21 @@ async function distributedSample(bytes: number): Promise<Sample> {
   const dirs = [tmpDir("bench-gw-"), tmpDir("bench-svc-")];
   const port = await freePort();
   const common = {
-    ...AS_DEPLOYED,
     TRANSPORTER: nats.url,
     NAMESPACE: `bench${process.pid}`,
     PICTURE_MAX_BYTES: String(1024 * MB),
   };
-  const gateway = startNode({ ...common, SERVICES: "gateway", PORT: String(port), DATA_DIR: dirs[0] });
+  const gateway = startNode({
+    ...common,
+    ...asDeployed("gateway"),
+    SERVICES: "gateway",
+    PORT: String(port),
+    DATA_DIR: dirs[0],
+  });
+  // The services share one process here; the stores service receives the upload: its options.
   const services = startNode({
     ...common,
+    ...asDeployed("stores"),
     SERVICES: "auth,users,rounds,stores,settings,notifier",
     DATA_DIR: dirs[1],
   });

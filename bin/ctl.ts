@@ -8,6 +8,7 @@ import mongoose from "mongoose";
 import type { ServiceBroker } from "moleculer";
 import { isEmbedded, loadConfig, type Config } from "../shared/config";
 import { call } from "../shared/contracts";
+import { pagesOf } from "../shared/contracts/paging";
 import { dbDir, writeManifest } from "../shared/ops/embedded";
 import { seed } from "../shared/ops/seed";
 import { createBroker } from "../app/broker";
@@ -138,9 +139,9 @@ async function run(args: string[]): Promise<void> {
       .map(([user_id, token]) => ({ user_id, token }));
     const added = await withBroker(config, async (b) => {
       let n = 0;
-      for (let i = 0; i < devices.length; i += 10_000) {
-        n += (await call(b, "users.importDevices", { devices: devices.slice(i, i + 10_000) })).added;
-      }
+      // Pages bounded by bytes too: each call is one packet (shared/contracts/paging).
+      for (const page of pagesOf(devices, 10_000))
+        n += (await call(b, "users.importDevices", { devices: page })).added;
       return n;
     });
     return print({ read: devices.length, added });

@@ -180,6 +180,11 @@ const AuthServiceSchema: ServiceSchema<Record<string, never>, AuthService> = {
         await this.refreshTokens.revokeUser(ctx.params.user_id, new Date());
       },
     },
+    // A `user.removed` sent while this process was cut off from the transporter never reaches it: on
+    // every connection it forgets which users it found active, as Moleculer's memory cacher does.
+    "$transporter.connected"(this: AuthService) {
+      this.activeUsers.clear();
+    },
   },
 
   methods: {
@@ -221,7 +226,7 @@ const AuthServiceSchema: ServiceSchema<Record<string, never>, AuthService> = {
 
   created(this: AuthService) {
     this.config = serviceConfig(this);
-    this.activeUsers = new LocalCache(this.config.authCacheSeconds * 1000, 100_000);
+    this.activeUsers = new LocalCache(this.config.authCacheSeconds * 1000, this.config.authCacheEntries);
   },
 
   async started(this: AuthService) {

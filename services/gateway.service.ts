@@ -40,12 +40,14 @@ import {
   RedisCounterStore,
   type CounterStore,
 } from "./gateway/rate-limit";
-import { parseJsonBody, readRaw } from "./gateway/request-body";
+import { parseJsonBody, parseListBody, readRaw } from "./gateway/request-body";
 import { traceRequest } from "./gateway/request-span";
+import { HttpMetrics } from "./gateway/http-metrics";
 import { callerOfBearer } from "./gateway/bearer";
 import { callerTag, routeByAction, routes, type RouteSpec } from "./gateway/routes";
 import { paramsOfRequest, rateLimitCaller } from "./gateway/request-params";
 import { UploadSlots } from "./gateway/upload-slots";
+import { multicastBodyLimit, stageRecipientPages } from "./gateway/recipient-pages";
 import { httpServerOptions, requestDeadline, REST_TIMEOUT_MARGIN_MS } from "./gateway/http-bounds";
 import type { BodyBounds } from "./gateway/body-watch";
 import type { MicrocacheSlot } from "./gateway/microcache";
@@ -77,6 +79,8 @@ interface GatewayService extends Service, Omit<WebGateway, "specOf"> {
   config: Config;
   /** Tracing is on (TRACING_ENDPOINT): each request gets its span (gateway/request-span). */
   tracing: boolean;
+  /** Per-route request counts and durations, with metrics on (METRICS_PORT; gateway/http-metrics). */
+  httpMetrics: HttpMetrics | null;
   limits: Map<string, number>;
   counters: CounterStore | null;
   tokens: TokenCache;
@@ -104,6 +108,9 @@ interface GatewayService extends Service, Omit<WebGateway, "specOf"> {
 
 const MAX_TOKEN_LENGTH = 8192;
 
+/** A multicast body above this is parsed a slice at a time (JSON.parse of 1 MiB takes some 15 ms). */
+const LONG_BODY_BYTES = 1024 * 1024;
+
 /** The request id of a request: the context's once it exists, else the client's X-Request-ID. */
 function requestIdOf(req: Req): string | undefined {
   const id = req.$ctx?.requestID ?? req.headers["x-request-id"];
@@ -130,12 +137,15 @@ function bearerToken(header: string | undefined): string | null {
  * The HTTP server's request listener: moleculer-web's handler, with the gateway's own answer when no
  * route takes the request. An error escaping it is tagged with its request id, so the crash log names
  * the request (shared/runtime/crash); from Node 24 each request also runs in its own request context
- * (shared/runtime/request-context), which names it for detached callbacks too.
+ * (shared/runtime/request-context), which names it for detached callbacks too. With metrics on, every
+ * request is counted by route and status (gateway/http-metrics).
  */
 function requestListener(gw: GatewayService) {
   const handle = gw.express();
-  return (req: IncomingMessage, res: Res) =>
-    withinRequest({ requestID: () => requestIdOf(req as Req) }, () =>
+  const specOf = (req: IncomingMessage) => gw.specOf(req as Req);
+  return (req: IncomingMessage, res: Res) => {
+    gw.httpMetrics?.track(req, res, specOf);
+    return withinRequest({ requestID: () => requestIdOf(req as Req) }, () =>
       handle(req, res, () => answerNotRouted(req, res, gw.aliases)).catch((err: unknown) => {
         if (err !== null && typeof err === "object" && !("requestID" in err)) {
           (err as { requestID?: string }).requestID = requestIdOf(req as Req);
@@ -143,6 +153,7 @@ function requestListener(gw: GatewayService) {
         throw err;
       }),
     );
+  };
 }
 
 const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayService> = {
@@ -237,7 +248,9 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
   hooks: {
     before: {
       rest(this: GatewayService, ctx: Context<{ req: Req; res: Res }>) {
-        if (this.tracing) traceRequest(this, ctx, (req) => this.specOf(req as Req));
+        if (this.tracing) {
+          traceRequest(this, ctx, (req) => this.specOf(req as Req), this.config.tracingSampleRate);
+        }
       },
     },
   },
@@ -253,6 +266,14 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
         // The removed user vanishes from rounds and friends lists of any caller: drop every kept answer.
         this.responses.clear();
       },
+    },
+    // Events sent while this process was cut off from the transporter (a `user.removed` among them)
+    // never reach it, so on every connection it forgets what they would have changed, as Moleculer's own
+    // memory cacher does on this event.
+    "$transporter.connected"(this: GatewayService) {
+      this.tokens.clear();
+      this.activeUsers.clear();
+      this.responses.clear();
     },
     // A friendship or a payment changed these users' lists (same per-process group).
     [Events.userListsChanged]: {
@@ -336,10 +357,21 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
       }
       let body: Record<string, unknown> = {};
       if (spec.body === "json-object" || spec.body === "json-object-or-null") {
-        const raw = await readRaw(req, this.config.requestBodyLimitBytes, this.bodyBounds(req));
-        body = parseJsonBody(raw, spec.body);
+        const limit = spec.recipientPages
+          ? multicastBodyLimit(this.config)
+          : this.config.requestBodyLimitBytes;
+        const raw = await readRaw(req, limit, this.bodyBounds(req));
+        // A long list is read a slice at a time (gateway/request-body), the rest in one piece.
+        const long = spec.recipientPages && raw.length > LONG_BODY_BYTES;
+        body = (long ? await parseListBody(raw, "user_ids") : null) ?? parseJsonBody(raw, spec.body);
       }
       req.$params = { ...body, ...headers, ...query, ...path };
+      if (spec.recipientPages) {
+        req.$params = await stageRecipientPages(
+          (page) => call(ctx, "notifier.stageRecipients", page),
+          req.$params,
+        );
+      }
     },
 
     /**
@@ -412,6 +444,7 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
   created(this: GatewayService) {
     this.config = serviceConfig(this);
     this.tracing = this.broker.isTracingEnabled();
+    this.httpMetrics = HttpMetrics.of(this.broker);
     this.limits = parseLimits(this.config.rateLimits);
     this.counters =
       this.limits.size === 0
@@ -419,8 +452,8 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
         : this.config.cacher.startsWith("redis://")
           ? new RedisCounterStore(this.config.cacher, `${this.config.namespace || "rounds"}-ratelimit`)
           : new MemoryCounterStore();
-    this.tokens = new TokenCache(this.config.authCacheSeconds * 1000, 10_000);
-    this.activeUsers = new LocalCache(this.config.authCacheSeconds * 1000, 100_000);
+    this.tokens = new TokenCache(this.config.authCacheSeconds * 1000, this.config.authCacheEntries);
+    this.activeUsers = new LocalCache(this.config.authCacheSeconds * 1000, this.config.authCacheEntries);
     this.responses = new ResponseCache(this.config.responseCacheMs, 10_000);
     this.takesRawJson = this.config.transporter === "" || this.config.serializer === "Hybrid";
     this.uploads = new UploadSlots(this.config.uploadsMax, this.config.uploadsMaxPerCaller);

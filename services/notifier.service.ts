@@ -9,17 +9,22 @@ import { ReadinessMixin } from "../shared/runtime/readiness";
 import { call, type ParamsOf, type ResultOf } from "../shared/contracts";
 import {
   JobParams,
-  SendMulticastParams,
+  SendMulticastCall,
+  StageRecipientsParams,
   type JobMessage,
   type NotificationJob,
 } from "../shared/contracts/notifier";
+import { pagesOf } from "../shared/contracts/paging";
 import type { Config } from "../shared/config";
 import { NotFoundError } from "../shared/errors";
 import { noRetry, serviceConfig, serviceStore } from "../shared/runtime";
 import { STOPPING_EVENT } from "../shared/runtime/shutdown";
-import { acceptMulticast } from "./notifier/accept";
-import { deliverJob, type DeliverDeps } from "./notifier/deliver";
-import { JobsRepository, type JobDoc } from "./notifier/jobs.repository";
+import { acceptMulticast, stageRecipients, type AcceptDeps } from "./notifier/accept";
+import { BATCH_SIZE, deliverJob, type DeliverDeps } from "./notifier/deliver";
+import { JobsRepository, type JobDoc, type Retention } from "./notifier/jobs.repository";
+import { NOTIFIER_SWEEP_INTERVAL_MS, notifierSweepTasks, retentionOf } from "./notifier/retention";
+import { Sweeper } from "../shared/runtime/sweeper";
+import { watchJobLag } from "./notifier/job-metrics";
 import { LocalJobQueue } from "./notifier/local-queue";
 import { transportFor, type PushTransport } from "./notifier/transport";
 import { channelSender, hasDurableChannels } from "../shared/runtime/channels";
@@ -34,6 +39,12 @@ interface NotifierService extends Service {
   stopping: boolean;
   markStopping: () => void;
   sweepTimer: NodeJS.Timeout | null;
+  retention: Retention;
+  /** Deletes what has outlived its retention (services/notifier/retention.ts). */
+  retentionSweep: Sweeper | null;
+  acceptDeps(): AcceptDeps;
+  /** Stops the job lag readings (metrics on only; notifier/job-metrics). */
+  stopJobMetrics: (() => void) | null;
   deliverDeps(): DeliverDeps;
   deliver(jobId: string): Promise<void>;
   unfinished(jobId: string): Promise<boolean>;
@@ -86,27 +97,33 @@ const NotifierServiceSchema: ServiceSchema<Record<string, never>, NotifierServic
   dependencies: ["users"],
 
   actions: {
-    /** POST /notifications/send-multicast → 202 {id, status, recipients}. */
+    /**
+     * POST /notifications/send-multicast → 202 {id, status, recipients}. A list too long for one packet
+     * was staged before, page by page (`stageRecipients`); this call then carries its last page.
+     */
     sendMulticast: {
       retryPolicy: noRetry,
-      params: SendMulticastParams,
+      params: SendMulticastCall,
       async handler(
         this: NotifierService,
         ctx: Context<ParamsOf<"notifier.sendMulticast">, ApiKeyMeta>,
       ): Promise<ResultOf<"notifier.sendMulticast">> {
-        const accepted = await acceptMulticast(
-          {
-            jobs: this.jobs,
-            enqueue: (id) => this.enqueue(id),
-            warn: (m, e) => this.logger.warn(m, e),
-            maxRecipients: this.config.multicastMaxRecipients,
-            now: () => new Date(),
-          },
-          ctx.params,
-          ctx.meta.apiKey?.key_id ?? "",
-        );
+        const accepted = await acceptMulticast(this.acceptDeps(), ctx.params, ctx.meta.apiKey?.key_id ?? "");
         ctx.meta.$statusCode = 202;
         return accepted;
+      },
+    },
+
+    /** One page of a multicast's recipients, stored ahead of its `sendMulticast` (the gateway's calls). */
+    stageRecipients: {
+      retryPolicy: noRetry,
+      visibility: "public",
+      params: StageRecipientsParams,
+      handler(
+        this: NotifierService,
+        ctx: Context<ParamsOf<"notifier.stageRecipients">, ApiKeyMeta>,
+      ): Promise<ResultOf<"notifier.stageRecipients">> {
+        return stageRecipients(this.acceptDeps(), ctx.params, ctx.meta.apiKey?.key_id ?? "");
       },
     },
 
@@ -161,12 +178,28 @@ const NotifierServiceSchema: ServiceSchema<Record<string, never>, NotifierServic
   },
 
   methods: {
+    acceptDeps(this: NotifierService): AcceptDeps {
+      return {
+        jobs: this.jobs,
+        enqueue: (id) => this.enqueue(id),
+        warn: (m, e) => this.logger.warn(m, e),
+        maxRecipients: this.config.multicastMaxRecipients,
+        now: () => new Date(),
+      };
+    },
+
     deliverDeps(this: NotifierService): DeliverDeps {
       return {
         jobs: this.jobs,
-        deviceTokens: (userIds) => call(this.broker, "users.deviceTokens", { user_ids: userIds }),
-        prune: async (tokens) =>
-          tokens.length === 0 ? 0 : (await call(this.broker, "users.pruneTokens", { tokens })).pruned,
+        deviceTokens: (params) => call(this.broker, "users.deviceTokens", params),
+        prune: async (tokens) => {
+          let pruned = 0;
+          // A batch's dead tokens, in pages bounded by bytes as well (shared/contracts/paging).
+          for (const page of pagesOf(tokens, BATCH_SIZE))
+            pruned += (await call(this.broker, "users.pruneTokens", { tokens: page })).pruned;
+          return pruned;
+        },
+        retention: this.retention,
         transport: this.transport,
         concurrency: this.config.pushBatchConcurrency,
         maxRetries: this.config.pushMaxRetries,
@@ -182,7 +215,12 @@ const NotifierServiceSchema: ServiceSchema<Record<string, never>, NotifierServic
       const job = await this.jobs.find(jobId);
       if (!job || job.status === "done" || job.status === "failed") return;
       if (job.deliveries >= this.config.notifierMaxDeliveries) {
-        await this.jobs.fail(jobId, `gave up after ${job.deliveries} delivery attempts`, new Date());
+        await this.jobs.fail(
+          jobId,
+          `gave up after ${job.deliveries} delivery attempts`,
+          new Date(),
+          this.retention,
+        );
         return;
       }
       try {
@@ -195,6 +233,7 @@ const NotifierServiceSchema: ServiceSchema<Record<string, never>, NotifierServic
             jobId,
             `gave up after ${after.deliveries} delivery attempts: ${(err as Error).message}`,
             new Date(),
+            this.retention,
           );
         } else if (after && !this.stopping) {
           // JetStream redelivers a failed message at once: wait first, so attempts are spread out
@@ -224,6 +263,9 @@ const NotifierServiceSchema: ServiceSchema<Record<string, never>, NotifierServic
     this.config = serviceConfig(this);
     this.stopping = false;
     this.sweepTimer = null;
+    this.retentionSweep = null;
+    this.retention = retentionOf(this.config);
+    this.stopJobMetrics = null;
     this.markStopping = () => {
       this.stopping = true;
     };
@@ -232,6 +274,7 @@ const NotifierServiceSchema: ServiceSchema<Record<string, never>, NotifierServic
   async started(this: NotifierService) {
     this.jobs = new JobsRepository(await serviceStore(this));
     await this.jobs.init();
+    this.stopJobMetrics = watchJobLag(this.broker, this.jobs);
     this.transport = transportFor(this.config, (line) => this.logger.info(line));
     const channels = hasDurableChannels(this.broker);
     this.queue = channels
@@ -258,6 +301,12 @@ const NotifierServiceSchema: ServiceSchema<Record<string, never>, NotifierServic
       this.sweepTimer = setInterval(() => void sweep().catch(() => undefined), 60_000).unref();
     }
     this.queue?.kick();
+    this.retentionSweep = new Sweeper(notifierSweepTasks(this.jobs, this.retention), {
+      intervalMs: NOTIFIER_SWEEP_INTERVAL_MS,
+      warn: (message, err) => this.logger.warn(message, err),
+      report: (removed) => this.logger.info("Swept notifier data past its retention", removed),
+    });
+    this.retentionSweep.start();
     // From the first moment of a stop no new batch starts: the ones in flight finish and are recorded
     // while Moleculer waits, and the job is given back (channel) or resumed at the next start (embedded).
     this.broker.localBus.on(STOPPING_EVENT, this.markStopping);
@@ -267,6 +316,8 @@ const NotifierServiceSchema: ServiceSchema<Record<string, never>, NotifierServic
     this.broker.localBus.off(STOPPING_EVENT, this.markStopping);
     this.stopping = true;
     if (this.sweepTimer) clearInterval(this.sweepTimer);
+    await this.retentionSweep?.stop();
+    this.stopJobMetrics?.();
     await this.queue?.stop();
     await this.transport?.close();
   },

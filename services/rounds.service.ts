@@ -2,6 +2,7 @@
  * rounds: rounds with their members, question and certificate. Reads and joins for the gateway; emits
  * `round.member.joined` once per new membership.
  */
+import type { Readable } from "node:stream";
 import type { Context, Service, ServiceSchema } from "moleculer";
 import { ReadinessMixin } from "../shared/runtime/readiness";
 import { call, Events, type ParamsOf, type ResultOf } from "../shared/contracts";
@@ -13,7 +14,10 @@ import { cleanCache, noRetry, serviceConfig, serviceStore } from "../shared/runt
 import { buildSnapshot, profileIdsOf, type RoundSnapshot } from "./rounds/round-snapshot";
 import { getRound, getRoundJson, joinRound, type RoundsDeps } from "./rounds/rounds.domain";
 import { RoundJson } from "./rounds/round-json";
-import { RawJson, type RawJsonMeta } from "../shared/runtime/raw-json";
+import { RawJson } from "../shared/runtime/raw-json";
+import { bytesAnswer, valueAnswer, type StreamAnswerMeta } from "../shared/runtime/list-answer";
+import { pagesOf } from "../shared/contracts/paging";
+import { PROFILES_PAGE_MAX, type ProfilesResult } from "../shared/contracts/users";
 import { renderedUntil } from "./rounds/round-view";
 import { joinedEvent, pendingJoin, RoundsRepository } from "./rounds/rounds.repository";
 import type { RoundDoc, RoundRead } from "./rounds/round-doc";
@@ -46,6 +50,7 @@ interface RoundsService extends Service {
   joined(ctx: Context, doc: RoundDoc, userId: string): Promise<void>;
   snapshotOf(ctx: Context, doc: RoundRead): Promise<RoundSnapshot>;
   assembleSnapshot(ctx: Context, doc: RoundRead, key: string): Promise<RoundSnapshot>;
+  profilesOf(ctx: Context, ids: string[]): Promise<ProfilesResult>;
 }
 
 const callerId = (ctx: Context<unknown, AuthMeta>): string => {
@@ -59,6 +64,15 @@ const snapshotKey = (id: string, rev: number): string => `rounds.snapshot:${id}:
 /** An event group of this rounds process alone, so that every rounds process hears `user.removed`. */
 const processGroup = `rounds-${randomUUID()}`;
 
+/**
+ * Below this many participants a round's answer is far from a page (about 300 bytes each): it is
+ * answered as it is, without measuring.
+ */
+const PARTICIPANTS_MEASURED = 100;
+
+const mayBeLarge = (round: { participant_statuses?: unknown[] | null }): boolean =>
+  (round.participant_statuses?.length ?? 0) > PARTICIPANTS_MEASURED;
+
 const RoundsServiceSchema: ServiceSchema<Record<string, never>, RoundsService> = {
   name: "rounds",
 
@@ -71,28 +85,36 @@ const RoundsServiceSchema: ServiceSchema<Record<string, never>, RoundsService> =
       params: GetRoundParams,
       async handler(
         this: RoundsService,
-        ctx: Context<ParamsOf<"rounds.get">, AuthMeta & FreshnessMeta & RawJsonMeta>,
-      ): Promise<ResultOf<"rounds.get"> | RawJson> {
+        ctx: Context<ParamsOf<"rounds.get">, AuthMeta & FreshnessMeta & StreamAnswerMeta>,
+      ): Promise<ResultOf<"rounds.get"> | RawJson | Readable> {
         if (ctx.meta.$rawJson === "rounds.get") {
           // The gateway writes the bytes as they are: encoded once per round revision, not per read.
           const answer = await getRoundJson(this.deps(ctx), this.json, ctx.params.round_id, callerId(ctx));
           ctx.meta.$freshUntil = answer.freshUntil;
-          return new RawJson(...answer.parts);
+          if (answer.sameForAllBut) ctx.meta.$sameForAllBut = answer.sameForAllBut;
+          // A round with very many participants: streamed (shared/runtime/list-answer).
+          return bytesAnswer(ctx, new RawJson(...answer.parts));
         }
         const round = await getRound(this.deps(ctx), ctx.params.round_id, callerId(ctx));
         // How long this answer stays right: the gateway may serve it again until then (or a join).
         ctx.meta.$freshUntil = renderedUntil(round);
-        return round;
+        return valueAnswer(ctx, "rounds.get", round, mayBeLarge(round));
       },
     },
 
     join: {
       params: JoinRoundParams,
-      handler(
+      async handler(
         this: RoundsService,
-        ctx: Context<ParamsOf<"rounds.join">, AuthMeta>,
-      ): Promise<ResultOf<"rounds.join">> {
-        return joinRound(this.deps(ctx), ctx.params.round_id, callerId(ctx), ctx.params.attributes);
+        ctx: Context<ParamsOf<"rounds.join">, AuthMeta & StreamAnswerMeta>,
+      ): Promise<ResultOf<"rounds.join"> | RawJson | Readable> {
+        const round = await joinRound(
+          this.deps(ctx),
+          ctx.params.round_id,
+          callerId(ctx),
+          ctx.params.attributes,
+        );
+        return valueAnswer(ctx, "rounds.join", round, mayBeLarge(round));
       },
     },
 
@@ -200,6 +222,14 @@ const RoundsServiceSchema: ServiceSchema<Record<string, never>, RoundsService> =
       return assembly;
     },
 
+    /** Profiles in pages (each answer one packet: shared/contracts/paging), one call for most rounds. */
+    async profilesOf(this: RoundsService, ctx: Context, ids: string[]): Promise<ProfilesResult> {
+      const pages = pagesOf(ids, PROFILES_PAGE_MAX);
+      if (pages.length === 1) return call(ctx, "users.profiles", { ids: pages[0] });
+      const answers = await Promise.all(pages.map((page) => call(ctx, "users.profiles", { ids: page })));
+      return Object.assign({}, ...answers) as ProfilesResult;
+    },
+
     async assembleSnapshot(
       this: RoundsService,
       ctx: Context,
@@ -213,7 +243,7 @@ const RoundsServiceSchema: ServiceSchema<Record<string, never>, RoundsService> =
         return cached;
       }
       const [profiles, item] = await Promise.all([
-        call(ctx, "users.profiles", { ids: profileIdsOf(doc) }),
+        this.profilesOf(ctx, profileIdsOf(doc)),
         call(ctx, "stores.item", { id: doc.item_id }),
       ]);
       const snap = buildSnapshot(doc, profiles, item);

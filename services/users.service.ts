@@ -25,6 +25,7 @@ import { RoundMemberJoinedEvent } from "../shared/contracts/rounds";
 import { ConflictError, NotAuthenticatedError, NotFoundError } from "../shared/errors";
 import { cleanCache, noRetry, serviceStore } from "../shared/runtime";
 import { Channels, factChannel, factHandler } from "../shared/runtime/channels";
+import { valueAnswer, type StreamAnswerMeta } from "../shared/runtime/list-answer";
 import { toFriends, toPayment } from "./users/lists";
 import { DevicesRepository } from "./users/devices.repository";
 import { PaymentsRepository } from "./users/payments.repository";
@@ -35,7 +36,10 @@ interface UsersService extends Service {
   payments: PaymentsRepository;
   devices: DevicesRepository;
   listsChanged(userIds: string[]): Promise<void>;
+  cachedList<T>(key: string, load: () => Promise<T[]>): Promise<T[]>;
 }
+
+type ListContext = Context<unknown, AuthMeta & StreamAnswerMeta>;
 
 const callerId = (ctx: Context<unknown, AuthMeta>): string => {
   if (!ctx.meta.user) throw new NotAuthenticatedError();
@@ -118,23 +122,28 @@ const UsersServiceSchema: ServiceSchema<Record<string, never>, UsersService> = {
       },
     },
 
-    /** GET /users/friends: cached per caller (the key is the caller's id, never shared). */
+    /**
+     * GET /users/friends: cached per caller (the key is the caller's id, never shared). A list too long
+     * for one packet is answered as a stream (shared/runtime/list-answer).
+     */
     friends: {
-      cache: { keys: ["#user.id"] },
-      async handler(this: UsersService, ctx: Context<unknown, AuthMeta>): Promise<ResultOf<"users.friends">> {
-        const ids = await this.repo.friendIds(callerId(ctx));
-        return toFriends(await this.repo.findByIds(ids));
+      async handler(this: UsersService, ctx: ListContext) {
+        const id = callerId(ctx);
+        const list = await this.cachedList(`users.friends:${id}`, async () =>
+          toFriends(await this.repo.findByIds(await this.repo.friendIds(id))),
+        );
+        return valueAnswer(ctx, "users.friends", list);
       },
     },
 
-    /** GET /users/payments: newest first, cached per caller, cleaned when a payment is added. */
+    /** GET /users/payments: newest first, cached per caller, cleaned when a payment is added; long: streamed. */
     payments: {
-      cache: { keys: ["#user.id"] },
-      async handler(
-        this: UsersService,
-        ctx: Context<unknown, AuthMeta>,
-      ): Promise<ResultOf<"users.payments">> {
-        return (await this.payments.listByUser(callerId(ctx))).map(toPayment);
+      async handler(this: UsersService, ctx: ListContext) {
+        const id = callerId(ctx);
+        const list = await this.cachedList(`users.payments:${id}`, async () =>
+          (await this.payments.listByUser(id)).map(toPayment),
+        );
+        return valueAnswer(ctx, "users.payments", list);
       },
     },
 
@@ -161,8 +170,8 @@ const UsersServiceSchema: ServiceSchema<Record<string, never>, UsersService> = {
       visibility: "public",
       params: DeviceTokensParams,
       async handler(this: UsersService, ctx: Context<DeviceTokensParams>): Promise<DeviceTokensResult> {
-        const found = await this.devices.tokensOf(ctx.params.user_ids);
-        return { tokens: found.tokens, users_with_devices: found.usersWithDevices };
+        const found = await this.devices.tokensOf(ctx.params.user_ids, ctx.params.after);
+        return { tokens: found.tokens, users_with_devices: found.usersWithDevices, next: found.next };
       },
     },
 
@@ -220,6 +229,19 @@ const UsersServiceSchema: ServiceSchema<Record<string, never>, UsersService> = {
   },
 
   methods: {
+    /**
+     * A caller's list from the cacher, else loaded and kept there, under the key an action cache of
+     * `#user.id` would use (the clean-ups name it). Kept as the list, whatever the answer's form.
+     */
+    async cachedList<T>(this: UsersService, key: string, load: () => Promise<T[]>): Promise<T[]> {
+      const cacher = this.broker.cacher;
+      const cached = cacher ? ((await cacher.get(key)) as T[] | null) : null;
+      if (cached) return cached;
+      const list = await load();
+      if (cacher) await cacher.set(key, list);
+      return list;
+    },
+
     /**
      * Tells every gateway to drop the answers it keeps for these users' lists (a cache notice; the
      * change itself is stored). A lost notice costs at most the gateway's RESPONSE_CACHE_MS.

@@ -16,6 +16,9 @@ export interface MicrocacheSlot {
    * itself until when it is right (its clock-driven fields), in `ctx.meta.$freshUntil`.
    */
   untilEvent: boolean;
+  /** The caller, and where an answer the service says is everyone's (`$sameForAllBut`) is kept. */
+  callerId: string;
+  sharedKey: string;
 }
 
 export function microcacheSlot(
@@ -28,7 +31,22 @@ export function microcacheSlot(
   const untilEvent = spec.microcacheTag === CALLER_TAG;
   const tag = untilEvent ? callerTag(userId) : params[spec.microcacheTag];
   if (typeof tag !== "string") return null;
-  return { tag, key: `${spec.action}\u0000${userId}\u0000${JSON.stringify(params)}`, untilEvent };
+  const query = JSON.stringify(params);
+  return {
+    tag,
+    key: `${spec.action}\u0000${userId}\u0000${query}`,
+    untilEvent,
+    callerId: userId,
+    // No user id is "*": the shared answer's key cannot meet a caller's own.
+    sharedKey: `${spec.action}\u0000*\u0000${query}`,
+  };
+}
+
+/** The caller's own kept answer, else one kept for every caller but some, if the caller is not one. */
+export function keptAnswer(responses: ResponseCache, slot: MicrocacheSlot, now: number): JsonBody | null {
+  return (
+    responses.get(slot.tag, slot.key, now) ?? responses.get(slot.tag, slot.sharedKey, now, slot.callerId)
+  );
 }
 
 /** A microcached read's 200 is kept for the time its service allows (ctx.meta.$freshUntil). */
@@ -40,7 +58,9 @@ export function keepAnswer(
   json: JsonBody,
 ): void {
   const freshUntil = slot?.untilEvent ? null : meta?.$freshUntil;
-  if (slot && res.statusCode === 200 && freshUntil !== undefined) {
-    responses.set(slot.tag, slot.key, json, freshUntil ?? Number.POSITIVE_INFINITY, Date.now());
-  }
+  if (!slot || res.statusCode !== 200 || freshUntil === undefined) return;
+  const until = freshUntil ?? Number.POSITIVE_INFINITY;
+  const others = slot.untilEvent ? undefined : meta?.$sameForAllBut;
+  if (others) responses.set(slot.tag, slot.sharedKey, json, until, Date.now(), new Set(others));
+  else responses.set(slot.tag, slot.key, json, until, Date.now());
 }

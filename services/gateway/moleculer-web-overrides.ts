@@ -28,7 +28,7 @@ import {
   type HookSettings,
   type InternalsHook,
 } from "../../shared/runtime/internals";
-import { keepAnswer, microcacheSlot, type MicrocacheSlot } from "./microcache";
+import { keepAnswer, keptAnswer, microcacheSlot, type MicrocacheSlot } from "./microcache";
 import type { ResponseCache } from "./response-cache";
 import type { RouteSpec } from "./routes";
 import { writeJson } from "./write-json";
@@ -105,7 +105,7 @@ export const fastAnswersHook: InternalsHook<WebGateway> = {
           const userId = (req.$ctx?.meta as AuthMeta | undefined)?.user?.id;
           const slot = microcacheSlot(gw.responses, gw.specOf(req), userId, params);
           if (slot) {
-            const json = gw.responses.get(slot.tag, slot.key, Date.now());
+            const json = keptAnswer(gw.responses, slot, Date.now());
             if (json !== null) {
               writeJson(res, 200, json);
               return true;

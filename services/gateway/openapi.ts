@@ -24,6 +24,7 @@ const errorText: Record<number, string> = {
   500: "Internal Server Error",
   503: "Service Unavailable",
   504: "Gateway Timeout",
+  507: "Insufficient Storage: the store is full or cannot be written; nothing was saved",
 };
 
 const toOpenApiPath = (path: string) => path.replace(/:([A-Za-z_]+)/g, "{$1}");
@@ -92,9 +93,10 @@ function responses(route: RouteSpec): Json {
   else if (success.contentType)
     ok.content = { [success.contentType]: { schema: { type: "string", format: "binary" } } };
   const out: Json = { [String(success.status)]: ok };
-  // Every JSON body is size-limited (REQUEST_BODY_LIMIT); every route may meet a fault or a missing service.
+  // Every JSON body is size-limited (REQUEST_BODY_LIMIT); every route may meet a fault, a missing service,
+  // or a store that cannot be written (507: a read too, in the turn of a failed write).
   // RATE_LIMITS may apply to any route (429 with Retry-After).
-  const general = [...(route.body.startsWith("json") ? [413] : []), 429, 500, 503, 504];
+  const general = [...(route.body.startsWith("json") ? [413] : []), 429, 500, 503, 504, 507];
   for (const status of [...new Set([...route.doc.errors, ...general])].sort()) {
     out[String(status)] = {
       description: errorText[status] ?? "Error",

@@ -7,10 +7,16 @@
  * Its tags: route (the template, never ids or the query), status, the kind of caller (a user or an API
  * key of a scope: never the token or the key) and the error type. A request's credentials never reach a
  * span: Moleculer's action spans are configured without params or meta (shared/tracing).
+ *
+ * Sampling (TRACING_SAMPLE_RATE, shared/tracing/sampling.ts) is decided here, when the span starts: the
+ * context carries the decision to every call the request makes. A request that was not sampled but is
+ * answered 5xx still sends this span (tagged `sampling.kept: 5xx`), alone: a server failure is always
+ * visible in the collector, while its calls, which decided "no" long before, send nothing.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Context, Service } from "moleculer";
 import type { AuthMeta } from "../../shared/contracts/common";
+import { KEPT_FOR_ERROR, sampleRequest } from "../../shared/tracing/sampling";
 import type { RouteSpec } from "./routes";
 
 export interface TracedRequest extends IncomingMessage {
@@ -61,12 +67,14 @@ export function requestSpanTags(
 
 /**
  * Starts the request's span on the `rest` action's context and finishes it when the response closes.
- * `spec` is read at that point: the route is only resolved inside the action.
+ * `spec` is read at that point: the route is only resolved inside the action. `sampleRate` is
+ * TRACING_SAMPLE_RATE.
  */
 export function traceRequest(
   service: Service,
   ctx: Context<{ req: TracedRequest; res: ServerResponse }>,
   specOf: (req: TracedRequest) => RouteSpec | undefined,
+  sampleRate: number,
 ): void {
   const { req, res } = ctx.params;
   const span = ctx.startSpan(`${req.method ?? "?"} request`, {
@@ -75,7 +83,7 @@ export function traceRequest(
     traceID: ctx.requestID,
     parentID: ctx.parentID,
     service,
-    sampled: ctx.tracing ?? undefined,
+    sampled: ctx.tracing ?? sampleRequest(sampleRate),
     tags: { nodeID: service.broker.nodeID },
   });
   ctx.tracing = span.sampled;
@@ -92,6 +100,11 @@ export function traceRequest(
         code: res.statusCode,
         message: `${res.statusCode} ${type}`,
       } as never);
+      // Moleculer hands a finished span to the exporters when it is sampled at that moment.
+      if (!span.sampled) {
+        span.sampled = true;
+        span.addTags(KEPT_FOR_ERROR);
+      }
     }
     ctx.finishSpan(span);
   });

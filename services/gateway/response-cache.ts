@@ -11,6 +11,8 @@ export type JsonBody = string | Buffer | readonly Buffer[];
 interface Entry {
   json: JsonBody;
   expiresAt: number;
+  /** An answer shared by every caller but these (the service's `$sameForAllBut`). */
+  except?: ReadonlySet<string>;
 }
 
 export class ResponseCache {
@@ -26,9 +28,10 @@ export class ResponseCache {
     return this.maxAgeMs > 0 && this.maxEntries > 0;
   }
 
-  get(tag: string, key: string, now: number): JsonBody | null {
+  /** The answer kept under `key`; a shared one only if `callerId` is not among its exceptions. */
+  get(tag: string, key: string, now: number, callerId?: string): JsonBody | null {
     const entry = this.byTag.get(tag)?.get(key);
-    if (!entry) return null;
+    if (!entry || (entry.except && (callerId === undefined || entry.except.has(callerId)))) return null;
     if (now >= entry.expiresAt) {
       this.delete(tag, key);
       return null;
@@ -36,8 +39,18 @@ export class ResponseCache {
     return entry.json;
   }
 
-  /** Keeps `json` until `freshUntil` (epoch ms, from the service) or the cap, whichever is first. */
-  set(tag: string, key: string, json: JsonBody, freshUntil: number, now: number): void {
+  /**
+   * Keeps `json` until `freshUntil` (epoch ms, from the service) or the cap, whichever is first; with
+   * `except`, as an answer for every caller but those.
+   */
+  set(
+    tag: string,
+    key: string,
+    json: JsonBody,
+    freshUntil: number,
+    now: number,
+    except?: ReadonlySet<string>,
+  ): void {
     if (!this.enabled) return;
     const expiresAt = Math.min(freshUntil, now + this.maxAgeMs);
     if (expiresAt <= now) return;
@@ -48,7 +61,7 @@ export class ResponseCache {
       this.byTag.set(tag, entries);
     }
     if (!entries.has(key)) this.count++;
-    entries.set(key, { json, expiresAt });
+    entries.set(key, except ? { json, expiresAt, except } : { json, expiresAt });
   }
 
   dropTag(tag: string): void {

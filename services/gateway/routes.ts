@@ -50,6 +50,11 @@ export interface RouteSpec {
    * with the caller (a list of the caller's own).
    */
   microcacheTag?: string;
+  /**
+   * The body's `user_ids` may be longer than one packet takes: sent ahead in pages, and the body may be
+   * larger than REQUEST_BODY_LIMIT (services/gateway/recipient-pages.ts).
+   */
+  recipientPages?: boolean;
   doc: RouteDoc;
 }
 
@@ -171,6 +176,7 @@ export const routes: RouteSpec[] = [
     apiKeyScope: "notifications",
     body: "json-object",
     headers: { "idempotency-key": "idempotency_key" },
+    recipientPages: true,
     doc: {
       summary: "Send multicast push notifications",
       tag: "notifications",

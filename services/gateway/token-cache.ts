@@ -46,6 +46,10 @@ export class TokenCache {
     this.entries.set(token, { caller, expiresAt });
   }
 
+  clear(): void {
+    this.entries.clear();
+  }
+
   forgetUser(userId: string): void {
     for (const [token, entry] of this.entries) if (entry.caller.id === userId) this.entries.delete(token);
   }

@@ -1,24 +1,36 @@
 /**
- * Delivering a job: plan its token batches once (≤ 500 tokens each, fixed from then on), send the pending
- * ones with a bounded number in flight, retry what FCM says may succeed later, prune what it says is
- * dead, record each batch as done in one conditional update, then finish the job from the batches. A
- * job delivered again after a crash resends nothing already recorded as sent.
+ * Delivering a job, one recipient page at a time (so memory follows a page, never the whole job): plan
+ * the page's token batches once (≤ 500 tokens each, fixed from then on), send its pending ones with a
+ * bounded number in flight, retry what FCM says may succeed later, prune what it says is dead, record
+ * each batch as done in one conditional update; after the last page, finish the job from its batches.
+ * A job delivered again after a crash resends nothing already recorded as sent.
  */
-import type { DeviceTokensResult } from "../../shared/contracts/users";
+import { pagesOf } from "../../shared/contracts/paging";
+import type { DeviceTokensParams, DeviceTokensResult } from "../../shared/contracts/users";
 import { buildMessage, type PushMessage } from "./message";
-import type { BatchDoc, JobDoc, JobsRepository } from "./jobs.repository";
+import type { BatchDoc, JobDoc, JobsRepository, Retention } from "./jobs.repository";
 import type { PushTransport, TokenResult } from "./transport";
 
 export const BATCH_SIZE = 500;
-const USER_PAGE = 5000;
+/** User ids per `users.deviceTokens` call (also bounded by bytes, like every page: shared/contracts/paging). */
+export const DEVICE_LOOKUP_USERS = 1000;
 
 export interface DeliverDeps {
   jobs: Pick<
     JobsRepository,
-    "startDelivery" | "plan" | "pendingBatches" | "completeBatch" | "finish" | "find" | "recipientsOf"
+    | "startDelivery"
+    | "planPage"
+    | "pageCount"
+    | "recipientsPage"
+    | "pendingBatches"
+    | "completeBatch"
+    | "finish"
+    | "find"
   >;
-  deviceTokens(userIds: string[]): Promise<DeviceTokensResult>;
+  /** One call of `users.deviceTokens`: a page of the users' tokens after `after`. */
+  deviceTokens(params: DeviceTokensParams): Promise<DeviceTokensResult>;
   prune(tokens: string[]): Promise<number>;
+  retention: Retention;
   transport: PushTransport;
   concurrency: number;
   maxRetries: number;
@@ -78,21 +90,41 @@ export async function sendBatch(
   return { sent, failed: failed + prune.length, prune };
 }
 
-async function planBatches(deps: DeliverDeps, job: JobDoc): Promise<void> {
-  const userIds = await deps.jobs.recipientsOf(job._id);
+/**
+ * The device tokens of `userIds`, sorted: asked in bounded pages of users, each answer itself a page of
+ * tokens followed with its cursor (`next`) until the last.
+ */
+export async function tokensOf(
+  ask: DeliverDeps["deviceTokens"],
+  userIds: string[],
+): Promise<{ tokens: string[]; usersWithDevices: number }> {
   const tokens: string[] = [];
-  let withDevices = 0;
-  for (let i = 0; i < userIds.length; i += USER_PAGE) {
-    const page = await deps.deviceTokens(userIds.slice(i, i + USER_PAGE));
-    tokens.push(...page.tokens);
-    withDevices += page.users_with_devices;
+  let usersWithDevices = 0;
+  for (const users of pagesOf(userIds, DEVICE_LOOKUP_USERS)) {
+    let after: string | undefined;
+    do {
+      const page = await ask(after === undefined ? { user_ids: users } : { user_ids: users, after });
+      tokens.push(...page.tokens);
+      if (after === undefined) usersWithDevices += page.users_with_devices;
+      after = page.next ?? undefined;
+    } while (after !== undefined);
   }
+  return { tokens: tokens.sort(), usersWithDevices };
+}
+
+/** Plans recipient page `page` of a job: its tokens, cut into batches, written once. */
+async function planPage(deps: DeliverDeps, job: JobDoc, page: number): Promise<void> {
+  const userIds = await deps.jobs.recipientsPage(job, page);
+  const { tokens, usersWithDevices } = await tokensOf(deps.deviceTokens, userIds);
   const batches: string[][] = [];
   for (let i = 0; i < tokens.length; i += BATCH_SIZE) batches.push(tokens.slice(i, i + BATCH_SIZE));
-  await deps.jobs.plan(job, batches, {
-    devices: tokens.length,
-    users_without_devices: job.recipients - withDevices,
-  });
+  await deps.jobs.planPage(
+    job,
+    page,
+    batches,
+    { devices: tokens.length, users_without_devices: userIds.length - usersWithDevices },
+    deps.now(),
+  );
 }
 
 /**
@@ -120,13 +152,9 @@ async function inPool<T>(
   if (state.failure) throw state.failure.err;
 }
 
-export async function deliverJob(deps: DeliverDeps, jobId: string): Promise<void> {
-  const job = await deps.jobs.startDelivery(jobId, deps.now());
-  if (!job) return; // done, failed or unknown: nothing to do
-  if (!job.planned) await planBatches(deps, job);
-  const message = buildMessage(job);
-  const pending = await deps.jobs.pendingBatches(jobId);
-  await inPool(pending, deps.concurrency, deps.stopping, async (batch: BatchDoc) => {
+/** Sends pending batches with at most `concurrency` in flight, each recorded done once sent. */
+function sendPending(deps: DeliverDeps, message: PushMessage, pending: BatchDoc[]): Promise<void> {
+  return inPool(pending, deps.concurrency, deps.stopping, async (batch: BatchDoc) => {
     const result = await sendBatch(deps, message, batch.tokens);
     await deps.prune(result.prune);
     await deps.jobs.completeBatch(batch, {
@@ -135,6 +163,22 @@ export async function deliverJob(deps: DeliverDeps, jobId: string): Promise<void
       pruned: result.prune.length,
     });
   });
+}
+
+export async function deliverJob(deps: DeliverDeps, jobId: string): Promise<void> {
+  const job = await deps.jobs.startDelivery(jobId, deps.now());
+  if (!job) return; // done, failed or unknown: nothing to do
+  const message = buildMessage(job);
+  if (job.planned && job.planned_pages === undefined) {
+    // Planned whole before recipients came in pages (an upgrade mid-job): its batches as they are.
+    await sendPending(deps, message, await deps.jobs.pendingBatches(jobId));
+  } else {
+    for (let page = 0; page < deps.jobs.pageCount(job); page++) {
+      if (page > 0 && deps.stopping()) return;
+      if ((job.planned_pages ?? 0) <= page) await planPage(deps, job, page);
+      await sendPending(deps, message, await deps.jobs.pendingBatches(jobId, page));
+    }
+  }
   if (deps.stopping()) return;
-  await deps.jobs.finish(jobId, deps.now());
+  await deps.jobs.finish(jobId, deps.now(), deps.retention);
 }

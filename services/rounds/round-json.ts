@@ -22,11 +22,25 @@ interface SharedAnswer {
 
 const SECONDS_KEY = "seconds_to_end";
 
+/**
+ * Past this many callers who see a round otherwise, its shared answer is not offered to the gateway for
+ * other callers: the list goes back with every answer, and must stay small beside it.
+ */
+export const SAME_FOR_ALL_MAX_EXCEPTIONS = 1000;
+
+export interface RenderedRound {
+  parts: Buffer[];
+  /** Until when (epoch ms) the answer stays exactly right; null: no end. */
+  freshUntil: number | null;
+  /** Present when this answer is every caller's but these (see FreshnessMeta.$sameForAllBut). */
+  sameForAllBut?: string[];
+}
+
 export class RoundJson {
   private readonly shared = new WeakMap<RoundSnapshot, SharedAnswer>();
 
   /** The answer for this caller now, and until when (epoch ms) it stays exactly right (null: no end). */
-  render(snap: RoundSnapshot, callerId: string, now: Date): { parts: Buffer[]; freshUntil: number | null } {
+  render(snap: RoundSnapshot, callerId: string, now: Date): RenderedRound {
     const seconds = secondsToEnd(snap.end_time, now);
     const freshUntil = renderedUntil({
       is_ended: isEndedAt(snap, now),
@@ -43,8 +57,17 @@ export class RoundJson {
       this.shared.set(snap, answer);
     }
     // Head and tail stay two buffers: joining them would copy the whole answer into a new buffer per read.
-    return { parts: [answer.head, Buffer.from(`${seconds}}`)], freshUntil };
+    const parts = [answer.head, Buffer.from(`${seconds}}`)];
+    const others = seenOtherwiseBy(snap);
+    return others.length <= SAME_FOR_ALL_MAX_EXCEPTIONS
+      ? { parts, freshUntil, sameForAllBut: others }
+      : { parts, freshUntil };
   }
+}
+
+/** The callers who see a round otherwise than everyone else: its owner, members and favouriters. */
+function seenOtherwiseBy(snap: RoundSnapshot): string[] {
+  return [snap.owner_id, ...snap.favorites, ...snap.members.map((m) => m.user_id)];
 }
 
 /** Neither owner, member nor one who favourited it: the caller's render is everyone else's too. */

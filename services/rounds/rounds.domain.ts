@@ -13,7 +13,7 @@ import { isEndedAt, renderRound } from "./round-view";
 import type { RoundDoc, RoundRead } from "./round-doc";
 import type { RoundsRepository } from "./rounds.repository";
 import type { FullRound, FullRounds } from "./full-rounds";
-import type { RoundJson } from "./round-json";
+import type { RenderedRound, RoundJson } from "./round-json";
 import type { TraceContext } from "../../shared/tracing/propagation";
 
 export interface RoundsDeps {
@@ -71,9 +71,12 @@ export async function getRoundJson(
   json: RoundJson,
   roundId: string,
   userId: string,
-): Promise<{ parts: Buffer[]; freshUntil: number | null }> {
+): Promise<RenderedRound> {
   const doc = await visibleRound(deps, roundId, userId);
-  return json.render(await deps.snapshotOf(doc), userId, deps.now());
+  const rendered = json.render(await deps.snapshotOf(doc), userId, deps.now());
+  // A private round is seen by the owner's friends only: its answer is never anyone else's.
+  if (doc.is_private) delete rendered.sameForAllBut;
+  return rendered;
 }
 
 /** Why a conditional join would not apply, read from the round as it is now. */

@@ -1,5 +1,7 @@
 /** Device registration tokens of users (push). One document per token: a token belongs to one user. */
 import type { Collection, Store } from "../../shared/storage";
+import { pagesOf } from "../../shared/contracts/paging";
+import { DEVICE_TOKENS_PAGE_MAX } from "../../shared/contracts/users";
 
 interface DeviceDoc {
   _id: string; // the registration token
@@ -39,11 +41,22 @@ export class DevicesRepository {
     return fresh.size;
   }
 
-  async tokensOf(userIds: string[]): Promise<{ tokens: string[]; usersWithDevices: number }> {
-    if (userIds.length === 0) return { tokens: [], usersWithDevices: 0 };
+  /**
+   * The users' tokens in sorted order, a page at a time (at most DEVICE_TOKENS_PAGE_MAX tokens and
+   * 256 KiB: an answer is one packet), from the first token after `after`; `next` names where the
+   * next page starts, null after the last.
+   */
+  async tokensOf(
+    userIds: string[],
+    after?: string,
+  ): Promise<{ tokens: string[]; usersWithDevices: number; next: string | null }> {
+    if (userIds.length === 0) return { tokens: [], usersWithDevices: 0, next: null };
     const docs = await this.devices.find({ user_id: { $in: userIds } });
-    const tokens = docs.map((d) => d._id).sort();
-    return { tokens, usersWithDevices: new Set(docs.map((d) => d.user_id)).size };
+    const all = docs.map((d) => d._id).sort();
+    const rest = after === undefined ? all : all.filter((t) => t > after);
+    const tokens = pagesOf(rest, DEVICE_TOKENS_PAGE_MAX)[0] ?? [];
+    const next = tokens.length < rest.length ? tokens[tokens.length - 1] : null;
+    return { tokens, usersWithDevices: new Set(docs.map((d) => d.user_id)).size, next };
   }
 
   prune(tokens: string[]): Promise<number> {

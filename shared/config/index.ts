@@ -59,6 +59,15 @@ const hookNames: Parser<string[]> = (raw, env) => {
   return names;
 };
 
+/** A share between 0 and 1, written as a decimal (0, 0.05, 1). */
+const fraction: Parser<number> = (raw, env) => {
+  const value = /^(?:0|1|0?\.\d+|1\.0*)$/.test(raw) ? Number(raw) : NaN;
+  if (!(value >= 0 && value <= 1)) {
+    throw new ConfigError(`${env} must be a number between 0 and 1, got "${raw}"`);
+  }
+  return value;
+};
+
 /** Empty, or an absolute http(s) URL. */
 const optionalUrl: Parser<string> = (raw, env) => {
   if (raw === "") return raw;
@@ -155,6 +164,12 @@ export const configSchema = {
   ),
   dataDir: entry("DATA_DIR", "./data", "Folder of the embedded document store and its demo manifest", str),
   storeInMemory: entry("STORE_IN_MEMORY", "false", "Keep the embedded store in memory only (tests)", bool),
+  storeFsync: entry(
+    "STORE_FSYNC",
+    "false",
+    "Answer a write only once it would outlive a power loss: fdatasync per group commit (embedded store), journaled write concern (MongoDB); what it costs: docs/decisions/0080-store-durability.md",
+    bool,
+  ),
   mongoUri: entry(
     "MONGO_URI",
     "",
@@ -202,7 +217,7 @@ export const configSchema = {
   requestBodyLimitBytes: entry(
     "REQUEST_BODY_LIMIT",
     "8388608",
-    "Largest JSON request body in bytes (a multicast to 100,000 user ids is about 4 MB)",
+    "Largest JSON request body in bytes; a multicast's body may also be as large as MULTICAST_MAX_RECIPIENTS × 80 bytes",
     int(1024),
   ),
   pictureMaxBytes: entry(
@@ -257,7 +272,7 @@ export const configSchema = {
   multicastMaxRecipients: entry(
     "MULTICAST_MAX_RECIPIENTS",
     "100000",
-    "Most user_ids one multicast may name",
+    "Most user_ids one multicast may name (up to 1,000,000; the list crosses to the notifier in pages, whatever its size)",
     int(1, 1_000_000),
   ),
   pushTransport: entry(
@@ -315,11 +330,35 @@ export const configSchema = {
     "Attempts at a job before it is failed and dead-lettered",
     int(1, 100),
   ),
+  notifierJobRetentionHours: entry(
+    "NOTIFIER_JOB_RETENTION_HOURS",
+    "720",
+    "Hours an ended multicast job stays readable at GET /notifications/{job_id} (and its Idempotency-Key answers with it); then it is deleted",
+    int(1, 87_600),
+  ),
+  notifierBatchRetentionHours: entry(
+    "NOTIFIER_BATCH_RETENTION_HOURS",
+    "24",
+    "Hours an ended job keeps its token batches (the device tokens it was sent to, with per-batch counts); at most NOTIFIER_JOB_RETENTION_HOURS",
+    int(0, 87_600),
+  ),
+  notifierRecipientRetentionHours: entry(
+    "NOTIFIER_RECIPIENT_RETENTION_HOURS",
+    "24",
+    "Hours an ended job keeps its list of user ids; at most NOTIFIER_JOB_RETENTION_HOURS",
+    int(0, 87_600),
+  ),
   authCacheSeconds: entry(
     "AUTH_CACHE_SECONDS",
-    "10",
-    "How long the gateway remembers a verified access token (also bounded by its expiry), and auth an active user; a removed user is forgotten at once by both; 0: off",
+    "60",
+    "How long the gateway remembers a verified access token (also bounded by its expiry), and auth an active user; a removed user is forgotten at once by both (`user.removed`), and a gateway forgets every token when it reconnects to the transporter; 0: off",
     int(0, 3600),
+  ),
+  authCacheEntries: entry(
+    "AUTH_CACHE_ENTRIES",
+    "100000",
+    "Most access tokens (gateway) and active users (gateway, auth) remembered per process, past which the oldest go: size it to the users active within AUTH_CACHE_SECONDS (about 0.4 KB per token)",
+    int(0, 10_000_000),
   ),
   responseCacheMs: entry(
     "RESPONSE_CACHE_MS",
@@ -357,6 +396,12 @@ export const configSchema = {
     "Full URL of a Zipkin v2 spans endpoint (Zipkin, Jaeger, Tempo: e.g. http://jaeger:9411/api/v2/spans) that receives a span per request, action call, event and fact handled (empty: tracing off)",
     optionalUrl,
   ),
+  tracingSampleRate: entry(
+    "TRACING_SAMPLE_RATE",
+    "0.1",
+    "Share of requests traced, decided at the gateway per request and followed by every process the request reaches (a request answered 5xx still sends the gateway's span; why 0.1: docs/decisions/0083-trace-sampling.md)",
+    fraction,
+  ),
   tracingIntervalMs: entry(
     "TRACING_INTERVAL_MS",
     "5000",
@@ -391,6 +436,17 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     throw new ConfigError("JWT_SECRET must be set in production");
   }
   if (config.jwtSecret.length < 32) throw new ConfigError("JWT_SECRET must have at least 32 characters");
+  // A job is deleted only after what hangs off it (services/notifier/retention.ts).
+  for (const [key, env] of [
+    ["notifierBatchRetentionHours", "NOTIFIER_BATCH_RETENTION_HOURS"],
+    ["notifierRecipientRetentionHours", "NOTIFIER_RECIPIENT_RETENTION_HOURS"],
+  ] as const) {
+    if (config[key] > config.notifierJobRetentionHours) {
+      throw new ConfigError(
+        `${env} must not exceed NOTIFIER_JOB_RETENTION_HOURS (${config.notifierJobRetentionHours})`,
+      );
+    }
+  }
   return Object.freeze({ ...config, dataDir: path.resolve(config.dataDir) });
 }
 

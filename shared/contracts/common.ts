@@ -20,6 +20,11 @@ export interface Caller {
  */
 export interface FreshnessMeta {
   $freshUntil?: number | null;
+  /**
+   * Set when the answer is every caller's but these (e.g. a public round's owner, members and those
+   * who favourited it): the gateway may serve it to any other caller too, for as long as it holds.
+   */
+  $sameForAllBut?: string[];
 }
 
 /** Meta every authenticated action call carries. */

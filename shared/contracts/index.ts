@@ -15,7 +15,14 @@ import type {
   VerifyTokenParams,
   VerifyTokenResult,
 } from "./auth";
-import type { JobParams, MulticastAccepted, NotificationJob, SendMulticastParams } from "./notifier";
+import type {
+  JobParams,
+  MulticastAccepted,
+  NotificationJob,
+  SendMulticastCall,
+  StageRecipientsParams,
+  StagedRecipients,
+} from "./notifier";
 import type { Round } from "./round";
 import type { AppSettingsParams, AppSettingsResult, PlatformVersions, SetVersionsParams } from "./settings";
 import type { CreateRoundParams, GetRoundParams, JoinRoundParams, QuestionInfo } from "./rounds";
@@ -62,14 +69,16 @@ export interface ActionContracts {
   "users.create": [CreateUserParams, UserProfile];
   "users.remove": [RemoveUserParams, UserProfile];
   "users.addFriends": [AddFriendsParams, { created: boolean }];
-  "users.friends": [Record<string, never>, Friend[]];
-  "users.payments": [Record<string, never>, Payment[]];
+  // Longer than a page (shared/contracts/paging): a stream of the list's JSON (shared/runtime/list-answer).
+  "users.friends": [Record<string, never>, Friend[] | import("node:stream").Readable];
+  "users.payments": [Record<string, never>, Payment[] | import("node:stream").Readable];
   "stores.item": [GetItemParams, ItemInfo];
   "stores.createStore": [CreateStoreParams, StoreInfo & { manager_ids: string[] }];
   "stores.createItem": [CreateItemParams, ItemInfo];
   "settings.appSettings": [AppSettingsParams, AppSettingsResult];
   "settings.setVersions": [SetVersionsParams, PlatformVersions];
-  "notifier.sendMulticast": [SendMulticastParams, MulticastAccepted];
+  "notifier.sendMulticast": [SendMulticastCall, MulticastAccepted];
+  "notifier.stageRecipients": [StageRecipientsParams, StagedRecipients];
   "notifier.job": [JobParams, NotificationJob];
   "users.addDevice": [AddDeviceParams, { user_id: string; token: string }];
   "users.deviceTokens": [DeviceTokensParams, DeviceTokensResult];

@@ -13,7 +13,13 @@ export const UserProfile = Type.Object({
 });
 export type UserProfile = Static<typeof UserProfile>;
 
-export const ProfilesParams = Type.Object({ ids: Type.Array(Id, { maxItems: 10_000 }) });
+/**
+ * Profiles asked for in one call: the answer stays one packet of at most about 500 KB even with every
+ * field at its longest (2,048-character avatar URLs); a caller with more ids asks in pages.
+ */
+export const PROFILES_PAGE_MAX = 200;
+
+export const ProfilesParams = Type.Object({ ids: Type.Array(Id, { maxItems: PROFILES_PAGE_MAX }) });
 export type ProfilesParams = Static<typeof ProfilesParams>;
 /** Profiles by id; ids of unknown users are absent. */
 export type ProfilesResult = Record<string, UserProfile>;
@@ -88,14 +94,22 @@ export const AddDeviceParams = Type.Object({
 });
 export type AddDeviceParams = Static<typeof AddDeviceParams>;
 
+/** Most tokens in one answer of `users.deviceTokens` (which is also bounded by bytes: shared/contracts/paging). */
+export const DEVICE_TOKENS_PAGE_MAX = 5000;
+
 export const DeviceTokensParams = Type.Object({
   user_ids: Type.Array(Type.String({ maxLength: 64 }), { maxItems: 10_000 }),
+  /** The `next` of the previous answer: the tokens after it. */
+  after: Type.Optional(Type.String({ maxLength: 4096 })),
 });
 export type DeviceTokensParams = Static<typeof DeviceTokensParams>;
 export interface DeviceTokensResult {
-  /** Sorted by token, so a job's batches come out the same way every time. */
+  /** A page of the users' tokens, sorted, so a job's batches come out the same way every time. */
   tokens: string[];
+  /** How many of the users have a device at all (every page says it). */
   users_with_devices: number;
+  /** Ask again with `after` set to this for the next page; null after the last. */
+  next: string | null;
 }
 
 export const PruneTokensParams = Type.Object({

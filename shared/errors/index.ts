@@ -23,6 +23,7 @@ export const ErrorType = {
   RATE_LIMITED: "RATE_LIMITED",
   BODY_TIMEOUT: "BODY_TIMEOUT",
   UPLOADS_BUSY: "UPLOADS_BUSY",
+  STORE_WRITE_FAILED: "STORE_WRITE_FAILED",
 } as const;
 export type ErrorType = (typeof ErrorType)[keyof typeof ErrorType];
 
@@ -148,6 +149,35 @@ export class StoreUnavailableError extends Errors.MoleculerServerError {
     super("Store unavailable", 503, "STORE_UNAVAILABLE", { reason });
     this.name = "StoreUnavailableError";
     this.retryable = false;
+  }
+}
+
+/** Why the store refused a write: it is full (or over a quota), or it cannot be written at all. */
+export type StoreWriteReason = "full" | "unwritable";
+
+/**
+ * The store could not keep a change: its disk is full or over quota, or it cannot be written (a
+ * read-only or failing file system, no permission, MongoDB refusing the write for such a reason).
+ * Answered 507 Insufficient Storage with a detail that says so, not 503: it does not pass by itself in
+ * a second or two, and an operator has to act (docs/decisions/0079-store-write-errors.md). The detail
+ * names neither the file nor the collection (they are in the one log line and in the metric's labels).
+ * Not retried by the broker, and not held against the node by the circuit breaker: every node of the
+ * service writes to the same store.
+ */
+export class StoreWriteError extends AppError {
+  constructor(
+    reason: StoreWriteReason,
+    /** The collection, and the file system's or MongoDB's code (ENOSPC, EIO, 14031…). */
+    info: { store: string; code: string },
+  ) {
+    super(
+      reason === "full"
+        ? "Insufficient storage: the server's storage is full, so the change could not be saved"
+        : "Insufficient storage: the server's storage cannot be written, so the change could not be saved",
+      507,
+      ErrorType.STORE_WRITE_FAILED,
+      { reason, ...info },
+    );
   }
 }
 

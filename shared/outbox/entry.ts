@@ -34,9 +34,19 @@ export interface PendingEntry {
   entry: OutboxEntry;
 }
 
+/** How much waits in an outbox: what its metrics show (shared/runtime/start-outbox-relay). */
+export interface Backlog {
+  /** Documents holding at least one entry not yet published. */
+  documents: number;
+  /** When the oldest waiting entry was recorded (among the first documents read), or null. */
+  oldest: Date | null;
+}
+
 /** The entries of one collection still to publish, and their acknowledgement. */
 export interface OutboxSource {
   pending(limit: number): Promise<PendingEntry[]>;
   /** Removes the entry; a second acknowledgement (two relays) changes nothing. */
   acknowledge(p: PendingEntry): Promise<void>;
+  /** What waits (read after each sweep when someone watches it). */
+  backlog?(): Promise<Backlog>;
 }

@@ -13,7 +13,7 @@
 import { createHash } from "node:crypto";
 import type { Collection, Update } from "../storage";
 import type { TraceContext } from "../tracing/propagation";
-import type { OutboxEntry, OutboxFields, OutboxSource, PendingEntry } from "./entry";
+import type { Backlog, OutboxEntry, OutboxFields, OutboxSource, PendingEntry } from "./entry";
 
 /** An entry for `channel` announcing the fact named by `key` (e.g. round and user of a join). */
 export function outboxEntry<P>(
@@ -59,6 +59,18 @@ export class DocumentOutbox<T extends { _id: string | number } & OutboxFields> i
   async init(): Promise<void> {
     await this.docs.updateMany({ outbox_size: 0 }, { $unset: { outbox_size: true } });
     await this.docs.createIndex({ fields: ["outbox_size"], sparse: true });
+  }
+
+  /**
+   * Documents with entries (counted on the sparse index) and the oldest entry among the first
+   * `sample` of them: exact while fewer wait, a lower bound of the age beyond.
+   */
+  async backlog(sample = 100): Promise<Backlog> {
+    const [documents, first] = await Promise.all([
+      this.docs.count({ outbox_size: { $gt: 0 } }),
+      this.pending(sample),
+    ]);
+    return { documents, oldest: first.length > 0 ? new Date(first[0].entry.recorded_at) : null };
   }
 
   async pending(limit: number): Promise<PendingEntry[]> {
@@ -126,5 +138,5 @@ interface AckBatch {
   waiters: { resolve: () => void; reject: (err: unknown) => void }[];
 }
 
-export type { OutboxEntry, OutboxFields, OutboxSource, PendingEntry } from "./entry";
+export type { Backlog, OutboxEntry, OutboxFields, OutboxSource, PendingEntry } from "./entry";
 export { OutboxRelay, type RelayOptions, type Publish } from "./outbox-relay";

@@ -9,7 +9,7 @@
  * needs). Removing the entry from its document follows on its own, since a fact published twice (a
  * crash before the removal) is dropped by the channel and ignored by its consumers.
  */
-import type { OutboxEntry, OutboxSource, PendingEntry } from "./entry";
+import type { Backlog, OutboxEntry, OutboxSource, PendingEntry } from "./entry";
 
 /** Hands an entry to its channel; resolves once the channel has taken it (durably, where it can). */
 export type Publish = (entry: OutboxEntry) => Promise<void>;
@@ -21,6 +21,8 @@ export interface RelayOptions {
   batch: number;
   /** How long `deliver` waits for the channel before leaving the entry to the sweep. */
   deliverTimeoutMs: number;
+  /** Told what still waits after each sweep (the outbox metrics), when the source can say. */
+  onBacklog?: (backlog: Backlog) => void;
 }
 
 const defaults: RelayOptions = { sweepMs: 2000, batch: 100, deliverTimeoutMs: 2000 };
@@ -47,8 +49,18 @@ export class OutboxRelay {
   start(): void {
     this.stopped = false;
     void this.run();
-    this.timer = setInterval(() => void this.run(), this.opts.sweepMs);
+    this.timer = setInterval(() => void this.sweep(), this.opts.sweepMs);
     this.timer.unref();
+  }
+
+  /** A timed run, then what it left behind for whoever watches the backlog. */
+  private async sweep(): Promise<void> {
+    await this.run();
+    const { onBacklog } = this.opts;
+    if (!onBacklog || !this.source.backlog || this.stopped) return;
+    // A store that cannot be read is reported by the next run; the metric keeps its last value.
+    const backlog = await this.source.backlog().catch(() => null);
+    if (backlog) onBacklog(backlog);
   }
 
   /**

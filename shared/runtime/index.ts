@@ -1,13 +1,17 @@
 import type { Service } from "moleculer";
 import { configOf, type Config } from "../config";
 import { storeOf, type Store } from "../storage";
+import { storeWatch } from "./store-watch";
 
 /** The configuration bound to the service's broker. */
 export const serviceConfig = (service: Service): Config => configOf(service.broker);
 
-/** The store of the service's process (opened on first use, closed with the broker). */
+/**
+ * The store of the service's process (opened on first use, closed with the broker); its failed writes
+ * are counted and logged (./store-watch).
+ */
 export const serviceStore = (service: Service): Promise<Store> =>
-  storeOf(service.broker, configOf(service.broker));
+  storeOf(service.broker, configOf(service.broker), storeWatch(service.broker));
 
 /**
  * Removes cached entries: exact keys are deleted one by one, and only patterns with a wildcard are

@@ -8,26 +8,34 @@ import type { Config } from "../config";
 import { MongoStore } from "./mongo";
 import { NedbStore } from "./nedb";
 import type { Store } from "./port";
+import type { StoreWatch } from "./write-failures";
 
 export * from "./port";
 export { MongoStore } from "./mongo";
 export { NedbStore } from "./nedb";
+export { quietWatch, type StoreWatch, type WriteFailure } from "./write-failures";
 
 /** Where the embedded engine keeps its files under DATA_DIR. */
 export const dbDir = (config: Pick<Config, "dataDir">): string => path.join(config.dataDir, "db");
 
-export async function openStore(config: Config): Promise<Store> {
-  if (config.mongoUri) return MongoStore.connect(config.mongoUri);
-  return new NedbStore(config.storeInMemory ? null : dbDir(config), { off: config.internalsHooksOff });
+/** `watch` hears of writes the store could not make (shared/runtime/store-watch counts and logs them). */
+export async function openStore(config: Config, watch?: StoreWatch): Promise<Store> {
+  const options = { fsync: config.storeFsync, watch };
+  if (config.mongoUri) return MongoStore.connect(config.mongoUri, options);
+  return new NedbStore(
+    config.storeInMemory ? null : dbDir(config),
+    { off: config.internalsHooksOff },
+    options,
+  );
 }
 
 const stores = new WeakMap<object, Promise<Store>>();
 
-/** The store of a broker, opened on first use. */
-export function storeOf(broker: object, config: Config): Promise<Store> {
+/** The store of a broker, opened on first use (with the `watch` of that first use). */
+export function storeOf(broker: object, config: Config, watch?: StoreWatch): Promise<Store> {
   let store = stores.get(broker);
   if (!store) {
-    store = openStore(config);
+    store = openStore(config, watch);
     stores.set(broker, store);
   }
   return store;

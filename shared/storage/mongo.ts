@@ -4,7 +4,9 @@
  * (no mongoose schema casting in between, which would make the two engines disagree).
  */
 import mongoose from "mongoose";
-import { StoreUnavailableError } from "../errors";
+import { loadSetting } from "../config";
+import { StoreUnavailableError, type StoreWriteReason } from "../errors";
+import { quietWatch, WriteHealth, type StoreWatch } from "./write-failures";
 import {
   DuplicateKeyError,
   type Collection,
@@ -59,81 +61,111 @@ export function storeError(err: unknown): unknown {
   return err;
 }
 
-function rethrow(err: unknown): never {
-  throw storeError(err);
+/**
+ * MongoDB refusing a write for want of storage, the counterpart of the embedded engine's ENOSPC, EDQUOT,
+ * EACCES: its disk is full (OutOfDiskSpace), a hosted database is over its quota (Atlas answers
+ * AtlasError, "over your space quota"), this user may not write (Unauthorized: what a managed
+ * service's "disk full, writes blocked" looks like), or the write concern could not be satisfied (with
+ * STORE_FSYNC, the journal). "No primary" is StoreUnavailable (503) instead, a duplicate key a domain
+ * outcome, and anything else (a malformed update) a fault of ours: 500, logged
+ * (docs/decisions/0079-store-write-errors.md).
+ */
+export function mongoWriteFailure(err: unknown): { code: string; reason: StoreWriteReason } | null {
+  const m = mongoose.mongo;
+  if (!(err instanceof m.MongoError) || isStoreUnavailable(err)) return null;
+  const code = typeof err.code === "number" ? err.code : undefined;
+  const name = (err as { codeName?: unknown }).codeName;
+  const label = typeof name === "string" && name ? name : String(code ?? err.name);
+  if (err instanceof m.MongoWriteConcernError || (code !== undefined && WRITE_CONCERN_CODES.has(code))) {
+    return { code: label, reason: "unwritable" };
+  }
+  if (code === OUT_OF_DISK_SPACE) return { code: label, reason: "full" };
+  if (code === ATLAS_ERROR && /quota/i.test(err.message)) return { code: label, reason: "full" };
+  if (code === UNAUTHORIZED) return { code: label, reason: "unwritable" };
+  return null;
+}
+
+const OUT_OF_DISK_SPACE = 14031;
+const ATLAS_ERROR = 8000;
+const UNAUTHORIZED = 13;
+/** WriteConcernFailed (a wtimeout), UnknownReplWriteConcern, UnsatisfiableWriteConcern. */
+const WRITE_CONCERN_CODES = new Set([64, 79, 100]);
+
+/** The driver's options: with STORE_FSYNC, every write is acknowledged only once it is in the journal. */
+export function connectionOptions(fsync: boolean): mongoose.ConnectOptions {
+  return { serverSelectionTimeoutMS: 10_000, ...(fsync ? { writeConcern: { journal: true } } : {}) };
 }
 
 class MongoCollection<T extends Doc> implements Collection<T> {
-  constructor(private readonly coll: DriverCollection) {}
+  private readonly health: WriteHealth;
+
+  constructor(
+    private readonly coll: DriverCollection,
+    watch: StoreWatch,
+  ) {
+    this.health = new WriteHealth(coll.collectionName, coll.namespace, watch);
+  }
+
+  /** A write: its storage failures become StoreWriteError (counted and logged once, see WriteHealth). */
+  private async write<R>(op: () => Promise<R>): Promise<R> {
+    let result: R;
+    try {
+      result = await op();
+    } catch (err) {
+      const failure = mongoWriteFailure(err);
+      throw failure ? this.health.failed(failure.code, failure.reason, err) : storeError(err);
+    }
+    this.health.succeeded();
+    return result;
+  }
+
+  private async read<R>(op: () => Promise<R>): Promise<R> {
+    try {
+      return await op();
+    } catch (err) {
+      throw storeError(err);
+    }
+  }
 
   async insertOne(doc: T): Promise<T> {
-    try {
-      await this.coll.insertOne({ ...doc } as never);
-      return doc;
-    } catch (err) {
-      rethrow(err);
-    }
+    await this.write(() => this.coll.insertOne({ ...doc } as never));
+    return doc;
   }
 
   async insertMany(docs: T[]): Promise<void> {
     if (docs.length === 0) return;
-    try {
-      await this.coll.insertMany(docs.map((d) => ({ ...d })) as never[], { ordered: true });
-    } catch (err) {
-      rethrow(err);
-    }
+    await this.write(() => this.coll.insertMany(docs.map((d) => ({ ...d })) as never[], { ordered: true }));
   }
 
-  async findOne(filter: Filter): Promise<T | null> {
-    try {
-      return (await this.coll.findOne(filter as never)) as T | null;
-    } catch (err) {
-      rethrow(err);
-    }
+  findOne(filter: Filter): Promise<T | null> {
+    return this.read(async () => (await this.coll.findOne(filter as never)) as T | null);
   }
 
   readById(id: T["_id"]): Promise<DeepReadonly<T> | null> {
     return this.findOne({ _id: id }) as Promise<DeepReadonly<T> | null>;
   }
 
-  async find(filter: Filter, options: FindOptions = {}): Promise<T[]> {
+  find(filter: Filter, options: FindOptions = {}): Promise<T[]> {
     let cursor = this.coll.find(filter as never);
     if (options.sort) cursor = cursor.sort(options.sort);
     if (options.skip) cursor = cursor.skip(options.skip);
     if (options.limit) cursor = cursor.limit(options.limit);
-    try {
-      return (await cursor.toArray()) as unknown as T[];
-    } catch (err) {
-      rethrow(err);
-    }
+    return this.read(async () => (await cursor.toArray()) as unknown as T[]);
   }
 
-  async count(filter: Filter): Promise<number> {
-    try {
-      return await this.coll.countDocuments(filter as never);
-    } catch (err) {
-      rethrow(err);
-    }
+  count(filter: Filter): Promise<number> {
+    return this.read(() => this.coll.countDocuments(filter as never));
   }
 
   async updateOne(filter: Filter, update: Update, options: { upsert?: boolean } = {}): Promise<number> {
-    try {
-      const res = await this.coll.updateOne(filter as never, update as never, {
-        upsert: options.upsert ?? false,
-      });
-      return res.matchedCount + res.upsertedCount;
-    } catch (err) {
-      rethrow(err);
-    }
+    const res = await this.write(() =>
+      this.coll.updateOne(filter as never, update as never, { upsert: options.upsert ?? false }),
+    );
+    return res.matchedCount + res.upsertedCount;
   }
 
   async updateMany(filter: Filter, update: Update): Promise<number> {
-    try {
-      const res = await this.coll.updateMany(filter as never, update as never);
-      return res.matchedCount;
-    } catch (err) {
-      rethrow(err);
-    }
+    return (await this.write(() => this.coll.updateMany(filter as never, update as never))).matchedCount;
   }
 
   async findOneAndUpdate(
@@ -141,41 +173,35 @@ class MongoCollection<T extends Doc> implements Collection<T> {
     update: Update,
     options: { upsert?: boolean } = {},
   ): Promise<T | null> {
-    try {
-      const doc = await this.coll.findOneAndUpdate(filter as never, update as never, {
+    const doc = await this.write(() =>
+      this.coll.findOneAndUpdate(filter as never, update as never, {
         upsert: options.upsert ?? false,
         returnDocument: "after",
-      });
-      return (doc as unknown as T) ?? null;
-    } catch (err) {
-      rethrow(err);
-    }
+      }),
+    );
+    return (doc as unknown as T) ?? null;
   }
 
   async deleteOne(filter: Filter): Promise<number> {
-    try {
-      return (await this.coll.deleteOne(filter as never)).deletedCount;
-    } catch (err) {
-      rethrow(err);
-    }
+    return (await this.write(() => this.coll.deleteOne(filter as never))).deletedCount;
   }
 
   async deleteMany(filter: Filter): Promise<number> {
-    try {
-      return (await this.coll.deleteMany(filter as never)).deletedCount;
-    } catch (err) {
-      rethrow(err);
-    }
+    return (await this.write(() => this.coll.deleteMany(filter as never))).deletedCount;
   }
 
   async createIndex(spec: IndexSpec): Promise<void> {
     const keys = Object.fromEntries(spec.fields.map((f) => [f, 1 as const]));
-    const options = { unique: spec.unique ?? false, sparse: spec.sparse ?? false };
+    const options = {
+      unique: spec.unique ?? false,
+      sparse: spec.sparse ?? false,
+      ...(spec.expireAfterSeconds === undefined ? {} : { expireAfterSeconds: spec.expireAfterSeconds }),
+    };
     try {
       await this.coll.createIndex(keys, options);
     } catch (err) {
       // The same keys indexed with other options (an older release): replace that index.
-      if ((err as { code?: number }).code !== INDEX_OPTIONS_CONFLICT) rethrow(err);
+      if ((err as { code?: number }).code !== INDEX_OPTIONS_CONFLICT) throw storeError(err);
       await this.coll.dropIndex(
         Object.entries(keys)
           .map(([f, d]) => `${f}_${d}`)
@@ -189,16 +215,27 @@ class MongoCollection<T extends Doc> implements Collection<T> {
 export class MongoStore implements Store {
   readonly engine = "mongodb" as const;
 
-  private constructor(private readonly conn: mongoose.Connection) {}
+  private constructor(
+    private readonly conn: mongoose.Connection,
+    private readonly watch: StoreWatch,
+  ) {}
 
-  static async connect(uri: string): Promise<MongoStore> {
-    const conn = await mongoose.createConnection(uri, { serverSelectionTimeoutMS: 10_000 }).asPromise();
-    return new MongoStore(conn);
+  /**
+   * `options.fsync` (STORE_FSYNC, read alone when not given): journaled write concern.
+   * `options.watch` hears of failed writes (shared/runtime/store-watch).
+   */
+  static async connect(
+    uri: string,
+    options: { fsync?: boolean; watch?: StoreWatch } = {},
+  ): Promise<MongoStore> {
+    const fsync = options.fsync ?? loadSetting("storeFsync");
+    const conn = await mongoose.createConnection(uri, connectionOptions(fsync)).asPromise();
+    return new MongoStore(conn, options.watch ?? quietWatch);
   }
 
   collection<T extends Doc>(name: string): Collection<T> {
     if (!this.conn.db) throw new Error("MongoDB connection is not open");
-    return new MongoCollection<T>(this.conn.db.collection(name));
+    return new MongoCollection<T>(this.conn.db.collection(name), this.watch);
   }
 
   async ping(): Promise<void> {

@@ -5,7 +5,8 @@
  * with one warning. What each gains: docs/architecture.md, "Hooks into other libraries' internals".
  *
  * - nedb-index-update: an index update that keeps its key swaps the document in place (nedb-fast-paths).
- * - nedb-group-commit: a datastore's appends go through NedbDataFile (one write per turn of the loop).
+ * - nedb-group-commit: a datastore's appends go through NedbDataFile (one write per turn of the loop),
+ *   which writes what waits before a compaction, and after a failed write rebuilds memory from the file.
  * - nedb-read-by-id: `readById` takes the kept document from the `_id` index, in NeDB's queue; else
  *   `findOne` (a copy).
  */
@@ -38,7 +39,7 @@ export interface NedbLib {
   Index: { prototype: NedbIndex } & (new (options: { fieldName: string; sparse?: boolean }) => NedbIndex & {
     insert(doc: unknown): void;
   });
-  model: NedbModel & { serialize(doc: unknown): string };
+  model: NedbModel & { serialize(doc: unknown): string; deserialize(line: string): unknown };
 }
 
 export const nedbLibs = { Index: nedbLib("indexes"), model: nedbLib("model") } as unknown as NedbLib;
@@ -78,17 +79,23 @@ export const nedbIndexUpdateHook: InternalsHook<NedbLib> = {
   },
 };
 
-/** The parts of a datastore's `persistence` the group commit uses. */
+/** The parts of a datastore's `persistence` (and of its datastore, `db`) the group commit uses. */
 export interface NedbPersistence {
   inMemoryOnly: boolean;
   filename: string;
   modes: { fileMode: number };
   persistNewStateAsync(docs: unknown[]): Promise<void>;
+  /** Compaction: memory written out as a new file. */
+  persistCachedDatabaseAsync(): Promise<void>;
+  /** Every index emptied, then filled with `docs`: how memory is rebuilt from the file. */
+  db: { _resetIndexes(docs?: unknown[]): void };
 }
 
 /** Where a datastore's appends go instead of NeDB's `fs.appendFile` (a NedbDataFile). */
 export interface Appender {
   append(docs: unknown[]): void;
+  /** Runs in NeDB's queue before a compaction writes memory out; throwing stops the compaction. */
+  beforeCompaction(): void;
 }
 
 const sampleDoc = { _id: "x", at: new Date(0), list: [1, "a", null, { n: true }] };
@@ -100,21 +107,40 @@ export function nedbGroupCommitHook(appender: Appender): InternalsHook<NedbPersi
     library: "@seald-io/nedb",
     versions: NEDB_VERSIONS,
     check(p) {
-      const missing = missingFunctions(p, "persistence", ["persistNewStateAsync"]);
+      const missing = [
+        ...missingFunctions(p, "persistence", ["persistNewStateAsync", "persistCachedDatabaseAsync"]),
+        ...missingFunctions(p?.db, "persistence.db", ["_resetIndexes"]),
+      ];
       if (typeof p?.filename !== "string") missing.push("persistence.filename");
       if (typeof p?.modes?.fileMode !== "number") missing.push("persistence.modes.fileMode");
       // The lines must stay those NeDB writes and reads back.
-      const serialize = nedbLibs.model?.serialize;
+      const { serialize, deserialize } = nedbLibs.model ?? {};
       if (typeof serialize !== "function" || serialize(sampleDoc) !== serializeLine(sampleDoc)) {
         missing.push("lib/model serialize() writing the lines serializeLine writes");
+      }
+      if (
+        typeof deserialize !== "function" ||
+        JSON.stringify(deserialize(serializeLine(sampleDoc))) !== JSON.stringify(sampleDoc)
+      ) {
+        missing.push("lib/model deserialize() reading those lines back");
       }
       return missing;
     },
     apply(p) {
       wrap(p, "persistNewStateAsync", () => async (docs: unknown[]) => appender.append(docs));
+      wrap(
+        p,
+        "persistCachedDatabaseAsync",
+        (compact) =>
+          async function (this: NedbPersistence): Promise<void> {
+            appender.beforeCompaction();
+            await compact.call(this);
+          },
+      );
     },
     remove(p) {
       unwrap(p, "persistNewStateAsync");
+      unwrap(p, "persistCachedDatabaseAsync");
     },
   };
 }

@@ -19,8 +19,10 @@ import {
 } from "./port";
 import { loadSetting } from "../config";
 import type { HookSettings } from "../runtime/internals";
+import type { StoreWriteError, StoreWriteReason } from "../errors";
 import { NedbDataFile } from "./nedb-data-file";
 import { hookDatastore } from "./nedb-internals";
+import { fsWriteFailure, quietWatch, WriteHealth, type StoreWatch } from "./write-failures";
 
 type Doc = { _id: string | number };
 
@@ -30,51 +32,142 @@ interface NedbInternals<T> {
   indexes: { _id: { getMatching(value: unknown): T[] } };
 }
 
-function rethrow(err: unknown): never {
-  if (err && typeof err === "object" && (err as { errorType?: string }).errorType === "uniqueViolated") {
-    throw new DuplicateKeyError((err as Error).message);
-  }
-  throw err;
+const isUniqueViolation = (err: unknown): boolean =>
+  !!err && typeof err === "object" && (err as { errorType?: string }).errorType === "uniqueViolated";
+
+/**
+ * After a failed write, how long the collection refuses writes before the next one first checks the
+ * file (NedbDataFile.probe): a full disk costs a refusal, not a write and a rebuild of memory, per
+ * request, and service is back at most this long after space is freed.
+ */
+const PROBE_INTERVAL_MS = 1000;
+
+export interface NedbCollectionOptions {
+  /** `fdatasync` after each group commit (STORE_FSYNC). */
+  fsync: boolean;
+  watch: StoreWatch;
 }
 
 class NedbCollection<T extends Doc> implements Collection<T> {
   private readonly file: NedbDataFile;
   /** Which of NeDB's internals this datastore's operations may use (shared/storage/nedb-internals). */
   private readonly hooks: ReturnType<typeof hookDatastore>;
+  private readonly health: WriteHealth;
+  /** A write failed and no probe since found the file writable: writes are refused. */
+  private blocked = false;
+  private lastProbe = 0;
+  private lastFailure: { code: string; reason: StoreWriteReason; cause: unknown } | null = null;
+  /** NeDB's own appends (group commit off): memory being loaded again from the file. */
+  private reloading: Promise<void> | null = null;
 
   constructor(
     private readonly ds: Datastore<T>,
+    name: string,
+    filename: string,
     settings: HookSettings,
+    options: NedbCollectionOptions,
   ) {
-    this.file = new NedbDataFile(ds as unknown as Datastore<never>);
+    this.health = new WriteHealth(name, filename, options.watch);
+    this.file = new NedbDataFile(ds as unknown as Datastore<never>, {
+      fsync: options.fsync,
+      // Synchronous, in the turn of the failed write: no write slips through before the refusals start.
+      onWriteFailed: (err) => this.block(err),
+    });
     this.hooks = hookDatastore(ds as unknown as Datastore<never>, this.file, settings);
   }
 
   /**
    * Every operation, reads too, answers only once what it changed or saw is on disk (see NedbDataFile),
-   * and a refused write's error stays the engine-neutral one of the port.
+   * and a refused write's error stays the engine-neutral one of the port (a duplicate key, or a
+   * StoreWriteError when the file system refused).
    */
-  private async durably<R>(op: Promise<R>): Promise<R> {
+  private async durably<R>(op: Promise<R>, writes = false): Promise<R> {
+    let result: R;
     try {
-      return await op;
+      try {
+        result = await op;
+      } finally {
+        await this.file.settled();
+      }
     } catch (err) {
-      rethrow(err);
-    } finally {
-      await this.file.settled();
+      throw this.translate(err);
     }
+    if (writes) this.health.succeeded();
+    return result;
+  }
+
+  /** A write: refused while the file cannot take writes (see `admit`). */
+  private write<R>(op: () => Promise<R>): Promise<R> {
+    if (this.blocked || this.file.stale) return this.admit().then(() => this.durably(op(), true));
+    return this.durably(op(), true);
+  }
+
+  /** A read: refused only while memory may hold changes the file does not (NedbDataFile.stale). */
+  private read<R>(op: () => Promise<R>): Promise<R> {
+    if (this.file.stale) return this.admit().then(() => this.durably(op()));
+    return this.durably(op());
+  }
+
+  /**
+   * While writes fail, an operation is refused at once, except that at most once per
+   * PROBE_INTERVAL_MS one first checks whether the file takes writes again, and goes ahead if it does.
+   */
+  private async admit(): Promise<void> {
+    if (Date.now() - this.lastProbe < PROBE_INTERVAL_MS) throw this.refused();
+    this.lastProbe = Date.now();
+    try {
+      if (this.hooks.groupCommit) this.file.probe();
+      // NeDB's own way: loading the file again puts memory back as the file holds it, and compacts it,
+      // a write of every document; done, the file is writable and both agree.
+      else await this.ds.loadDatabaseAsync();
+    } catch (err) {
+      this.block(err);
+      throw this.refused();
+    }
+    this.blocked = false;
+  }
+
+  /** Writes are refused from now on; the first probe comes PROBE_INTERVAL_MS after the failure. */
+  private block(err: unknown): void {
+    if (!this.blocked) this.lastProbe = Date.now();
+    this.blocked = true;
+    const failure = fsWriteFailure(err) ?? { code: "UNKNOWN", reason: "unwritable" as const };
+    this.lastFailure = { ...failure, cause: err };
+  }
+
+  private refused(): StoreWriteError {
+    const last = this.lastFailure ?? { code: "UNKNOWN", reason: "unwritable" as const, cause: "" };
+    return this.health.failed(last.code, last.reason, last.cause);
+  }
+
+  /** What the caller of a failed operation gets. */
+  private translate(err: unknown): unknown {
+    if (isUniqueViolation(err)) return new DuplicateKeyError((err as Error).message);
+    const failure = fsWriteFailure(err);
+    if (!failure) return err;
+    this.block(err);
+    // NeDB's own appends change memory first, then write: load it again from the file (the group
+    // commit has already done so, in the turn of the failed write).
+    if (!this.hooks.groupCommit) {
+      this.reloading ??= this.ds
+        .loadDatabaseAsync()
+        .catch(() => undefined)
+        .finally(() => void (this.reloading = null));
+    }
+    return this.health.failed(failure.code, failure.reason, err);
   }
 
   insertOne(doc: T): Promise<T> {
-    return this.durably(this.ds.insertAsync(doc) as Promise<T>);
+    return this.write(() => this.ds.insertAsync(doc) as Promise<T>);
   }
 
   async insertMany(docs: T[]): Promise<void> {
     if (docs.length === 0) return;
-    await this.durably(this.ds.insertAsync(docs));
+    await this.write(() => this.ds.insertAsync(docs));
   }
 
   findOne(filter: Filter): Promise<T | null> {
-    return this.durably(this.ds.findOneAsync(filter as never) as Promise<T | null>);
+    return this.read(() => this.ds.findOneAsync(filter as never) as Promise<T | null>);
   }
 
   /**
@@ -84,7 +177,7 @@ class NedbCollection<T extends Doc> implements Collection<T> {
   readById(id: T["_id"]): Promise<DeepReadonly<T> | null> {
     if (!this.hooks.readById) return this.findOne({ _id: id }) as Promise<DeepReadonly<T> | null>;
     const ds = this.ds as unknown as NedbInternals<T>;
-    return this.durably(
+    return this.read(() =>
       ds.executor.pushAsync(
         async () => (ds.indexes._id.getMatching(id)[0] ?? null) as DeepReadonly<T> | null,
       ),
@@ -92,27 +185,31 @@ class NedbCollection<T extends Doc> implements Collection<T> {
   }
 
   find(filter: Filter, options: FindOptions = {}): Promise<T[]> {
-    let cursor = this.ds.findAsync(filter as never);
-    if (options.sort) cursor = cursor.sort(options.sort);
-    if (options.skip) cursor = cursor.skip(options.skip);
-    if (options.limit) cursor = cursor.limit(options.limit);
-    return this.durably(cursor as unknown as Promise<T[]>);
+    return this.read(() => {
+      let cursor = this.ds.findAsync(filter as never);
+      if (options.sort) cursor = cursor.sort(options.sort);
+      if (options.skip) cursor = cursor.skip(options.skip);
+      if (options.limit) cursor = cursor.limit(options.limit);
+      return cursor as unknown as Promise<T[]>;
+    });
   }
 
   count(filter: Filter): Promise<number> {
     // countAsync returns a lazy cursor; awaiting it here runs the query exactly once.
-    return this.durably(this.ds.countAsync(filter as never) as unknown as Promise<number>);
+    return this.read(() => this.ds.countAsync(filter as never) as unknown as Promise<number>);
   }
 
   async updateOne(filter: Filter, update: Update, options: { upsert?: boolean } = {}): Promise<number> {
-    const res = await this.durably(
+    const res = await this.write(() =>
       this.ds.updateAsync(filter as never, update as never, { upsert: options.upsert ?? false }),
     );
     return res.numAffected;
   }
 
   async updateMany(filter: Filter, update: Update): Promise<number> {
-    const res = await this.durably(this.ds.updateAsync(filter as never, update as never, { multi: true }));
+    const res = await this.write(() =>
+      this.ds.updateAsync(filter as never, update as never, { multi: true }),
+    );
     return res.numAffected;
   }
 
@@ -121,7 +218,7 @@ class NedbCollection<T extends Doc> implements Collection<T> {
     update: Update,
     options: { upsert?: boolean } = {},
   ): Promise<T | null> {
-    const res = await this.durably(
+    const res = await this.write(() =>
       this.ds.updateAsync(filter as never, update as never, {
         upsert: options.upsert ?? false,
         returnUpdatedDocs: true,
@@ -131,22 +228,24 @@ class NedbCollection<T extends Doc> implements Collection<T> {
   }
 
   deleteOne(filter: Filter): Promise<number> {
-    return this.durably(this.ds.removeAsync(filter as never, { multi: false }));
+    return this.write(() => this.ds.removeAsync(filter as never, { multi: false }));
   }
 
   deleteMany(filter: Filter): Promise<number> {
-    return this.durably(this.ds.removeAsync(filter as never, { multi: true }));
+    return this.write(() => this.ds.removeAsync(filter as never, { multi: true }));
   }
 
   async createIndex(spec: IndexSpec): Promise<void> {
     const fieldName = spec.fields.length === 1 ? spec.fields[0] : spec.fields;
     const unique = spec.unique ?? false;
     const sparse = spec.sparse ?? false;
+    // `expireAfterSeconds` is left out: NeDB would drop expired documents only as queries meet them, and
+    // whoever asks for a TTL index sweeps the same documents itself (port.ts).
     // NeDB keeps index definitions in its file and ignores a second ensureIndex for the same field, and
     // it has no API that tells an index's options: so the index is made again at every start, or one
     // made with other options (an older release) would stay (docs/decisions/0101-nedb-index-options.md).
-    await this.durably(this.ds.removeIndexAsync(fieldName as string));
-    await this.durably(this.ds.ensureIndexAsync({ fieldName, unique, sparse }));
+    await this.write(() => this.ds.removeIndexAsync(fieldName as string));
+    await this.write(() => this.ds.ensureIndexAsync({ fieldName, unique, sparse }));
   }
 
   compact(): Promise<void> {
@@ -222,25 +321,30 @@ export function releaseLock(dir: string): void {
 export class NedbStore implements Store {
   readonly engine = "nedb" as const;
   private readonly collections = new Map<string, NedbCollection<Doc>>();
+  private readonly options: NedbCollectionOptions;
 
   /**
    * `dir` null keeps every collection in memory. `hooks`: which of NeDB's internals may be used
-   * (INTERNALS_HOOKS_OFF, read alone when a store is opened without a loaded configuration).
+   * (INTERNALS_HOOKS_OFF), and `options.fsync` (STORE_FSYNC), each read alone when a store is opened
+   * without a loaded configuration. `options.watch` hears of failed writes (shared/runtime/store-watch).
    */
   constructor(
     private readonly dir: string | null,
     private readonly hooks: HookSettings = { off: loadSetting("internalsHooksOff") },
+    options: Partial<NedbCollectionOptions> = {},
   ) {
+    this.options = { fsync: options.fsync ?? loadSetting("storeFsync"), watch: options.watch ?? quietWatch };
     if (dir) acquireLock(dir);
   }
 
   collection<T extends Doc>(name: string): Collection<T> {
     let coll = this.collections.get(name);
     if (!coll) {
-      const ds = this.dir
-        ? new Datastore<Doc>({ filename: path.join(this.dir, `${name}.db`), autoload: true })
+      const filename = this.dir ? path.join(this.dir, `${name}.db`) : null;
+      const ds = filename
+        ? new Datastore<Doc>({ filename, autoload: true })
         : new Datastore<Doc>({ inMemoryOnly: true });
-      coll = new NedbCollection<Doc>(ds, this.hooks);
+      coll = new NedbCollection<Doc>(ds, name, filename ?? "(memory)", this.hooks, this.options);
       this.collections.set(name, coll);
     }
     return coll as unknown as Collection<T>;

@@ -34,6 +34,12 @@ export interface IndexSpec {
   unique?: boolean;
   /** Documents without the field are left out of the index (and of queries that use it). */
   sparse?: boolean;
+  /**
+   * MongoDB only: a TTL index on a date field; MongoDB deletes a document about a minute after its date
+   * plus this many seconds (0: at the date itself). The embedded engine ignores it: whoever sets one
+   * also sweeps the same documents itself.
+   */
+  expireAfterSeconds?: number;
 }
 
 export interface Collection<T extends { _id: string | number }> {

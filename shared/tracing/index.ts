@@ -2,6 +2,7 @@
  * Tracing (off unless TRACING_ENDPOINT is set): Moleculer's tracer makes a span of every action call and
  * event handler, the gateway one per HTTP request (its root), fact consumers one per fact handled
  * (propagation.ts); BoundedZipkinExporter sends them as Zipkin v2 JSON. The trace id is the request id.
+ * TRACING_SAMPLE_RATE decides which requests are traced (sampling.ts).
  */
 import type { BrokerOptions } from "moleculer";
 import type { Config } from "../config";
@@ -9,6 +10,7 @@ import { BoundedZipkinExporter } from "./zipkin-exporter";
 
 export { BoundedZipkinExporter, type ZipkinSpan } from "./zipkin-exporter";
 export { zipkinSpanId, zipkinTraceId } from "./ids";
+export { KEPT_FOR_ERROR, sampleRequest } from "./sampling";
 export {
   deliveredTrace,
   startFactSpan,
@@ -23,6 +25,9 @@ export function tracingOptions(config: Config): BrokerOptions["tracing"] {
     enabled: true,
     actions: true,
     events: true,
+    // Spans with a parent follow its decision; this rate decides only for spans that start a trace
+    // without a request (the gateway decides for requests itself: sampling.ts).
+    sampling: { rate: config.tracingSampleRate },
     // Never a call's params, meta or response as tags: they carry tokens, API keys, passwords and
     // personal data. Spans name the action, the nodes and the outcome; the gateway's root span adds the
     // route, the status and the kind of caller.

@@ -3,6 +3,8 @@
  * but a fact is written to the store by one request and handled later, maybe after a crash, by another
  * process. So the outbox entry records the trace context of the span that recorded it (in the same write
  * as the fact), the relay passes it along as message headers, and the consumer's span continues it.
+ * The context carries the request's sampling decision too, so a fact of a request not traced is not
+ * traced where it is handled either (sampling.ts).
  */
 import type { Context, Service, Span } from "moleculer";
 
@@ -10,20 +12,36 @@ import type { Context, Service, Span } from "moleculer";
 export interface TraceContext {
   trace_id: string;
   parent_id: string;
-}
-
-/** The context to continue `ctx`'s trace with, or none when tracing is off (no span, nothing to do). */
-export function traceContextOf(ctx: Pick<Context, "span">): TraceContext | undefined {
-  const span = ctx.span;
-  return span && span.sampled ? { trace_id: span.traceID, parent_id: span.id } : undefined;
+  /**
+   * Present, and false, only when the request was not sampled: its fact is handled without a span
+   * exported. Absent means traced (entries recorded before sampling existed were all traced).
+   */
+  sampled?: false;
 }
 
 /**
- * Message headers for a trace context. The names are @moleculer/channels' own for a sender's context,
- * so its `context: true` mode would continue the same trace.
+ * The context to continue `ctx`'s trace with (its sampling decision included), or none when tracing is
+ * off (no span, nothing to do).
+ */
+export function traceContextOf(ctx: Pick<Context, "span">): TraceContext | undefined {
+  const span = ctx.span;
+  if (!span) return undefined;
+  const trace: TraceContext = { trace_id: span.traceID, parent_id: span.id };
+  if (!span.sampled) trace.sampled = false;
+  return trace;
+}
+
+/**
+ * Message headers for a trace context. The names are @moleculer/channels' own for a sender's context
+ * (`$tracing` "true" or "false" as it writes them), so its `context: true` mode would continue the same
+ * trace with the same decision.
  */
 export function traceHeaders(trace: TraceContext): Record<string, string> {
-  return { $requestID: trace.trace_id, $parentID: trace.parent_id, $tracing: "true" };
+  return {
+    $requestID: trace.trace_id,
+    $parentID: trace.parent_id,
+    $tracing: trace.sampled === false ? "false" : "true",
+  };
 }
 
 interface HeaderMap {
@@ -43,13 +61,17 @@ export function deliveredTrace(raw: unknown): TraceContext | undefined {
   if (!headers || typeof headers.get !== "function") return undefined;
   const trace_id = headers.get("$requestID");
   const parent_id = headers.get("$parentID");
-  return trace_id && parent_id ? { trace_id, parent_id } : undefined;
+  if (!trace_id || !parent_id) return undefined;
+  return headers.get("$tracing") === "false"
+    ? { trace_id, parent_id, sampled: false }
+    : { trace_id, parent_id };
 }
 
 /**
  * The span of a fact's handling in a consumer (Moleculer makes none: channel handlers are not actions),
  * a child of the span that recorded the fact when the delivery (`raw`, see deliveredTrace) carries its
- * trace context, else a trace of its own. Null, with nothing read, when tracing is off.
+ * trace context, and then sampled as that request was; else a trace of its own, sampled at this
+ * process's rate. Null, with nothing read, when tracing is off.
  */
 export function startFactSpan(
   service: Service,
@@ -64,6 +86,7 @@ export function startFactSpan(
     service,
     traceID: trace?.trace_id,
     parentID: trace?.parent_id,
+    sampled: trace ? trace.sampled !== false : undefined,
     tags: { channel: { name: channel.name, group: channel.group }, nodeID: broker.nodeID },
   });
 }

@@ -103,6 +103,23 @@ describe("GET /rounds/{round_id}", () => {
     expect(phoneOf(stranger)).toBe("+7******0002");
   });
 
+  it("when a stranger's read is kept for everyone, then the owner, a member and a favouriter still get their own", async () => {
+    const { alice, bob, carol } = sys.manifest.users;
+    const stranger = await get(sys.manifest.rounds.open, carol.access_token);
+    const [owner, member] = [
+      await get(sys.manifest.rounds.open, alice.access_token),
+      await get(sys.manifest.rounds.open, bob.access_token),
+    ];
+    const phoneOf = (res: any) =>
+      res.body.participant_statuses.find((p: any) => p.user.id === bob.id).user.phone;
+    expect([phoneOf(stranger), phoneOf(owner), phoneOf(member)]).toEqual([
+      "+7******0002",
+      "+79000000002",
+      "+79000000002",
+    ]);
+    expect([stranger.body.in_favorites, member.body.in_favorites]).toEqual([false, true]);
+  });
+
   it("when each caller reads a round twice (the second from the gateway's cache), then each answer is whole JSON of its Content-Length", async () => {
     const { alice, bob, carol } = sys.manifest.users;
     for (const user of [alice, bob, carol]) {

@@ -1,8 +1,14 @@
 /**
- * One trace per request across processes. The cluster runs with TRACING_ENDPOINT pointing at a stand-in
- * collector (a plain HTTP server here that keeps what is POSTed to /api/v2/spans) and every other
- * tracing setting at its default (batches every 5 s, queue of 10,000): the tests wait for the batches as
- * an operator's collector would.
+ * One trace per request across processes. The clusters run with TRACING_ENDPOINT pointing at a stand-in
+ * collector (a plain HTTP server here that keeps what is POSTed to /api/v2/spans) and the interval and
+ * queue at their defaults (batches every 5 s, queue of 10,000): the tests wait for the batches as an
+ * operator's collector would.
+ *
+ * Sampling (TRACING_SAMPLE_RATE) is decided by the gateway and followed by every process. The first
+ * cluster traces every request at the gateway (rate 1) while every other process has a rate of 0: the
+ * full traces below show that they follow the gateway's "yes", facts through the outbox included. The
+ * second is the other way round (gateway 0, the rest 1): nothing of a request reaches the collector,
+ * though the services' own rate would trace everything, except the gateway's span of a 5xx.
  */
 import http from "node:http";
 import type { AddressInfo } from "node:net";
@@ -88,6 +94,18 @@ function expectConnected(spans: ZipkinSpan[]): ZipkinSpan {
 
 const byName = (spans: ZipkinSpan[], name: string) => spans.filter((s) => s.name === name);
 
+/**
+ * A `traceOf` condition: the named spans are in, and so is every span's parent. Each process sends its
+ * spans on its own timer, so a child (users.status, called by auth) may arrive a batch before its parent.
+ */
+const complete = (names: string[]) => (spans: ZipkinSpan[]) => {
+  const ids = new Set(spans.map((s) => s.id));
+  return (
+    names.every((n) => byName(spans, n).length > 0) &&
+    spans.every((s) => s.parentId === undefined || ids.has(s.parentId))
+  );
+};
+
 maybe("tracing across processes", () => {
   let collector: Collector;
   let cluster: Cluster;
@@ -98,9 +116,11 @@ maybe("tracing across processes", () => {
     collector = await startCollector();
     metricsPort = await freePort();
     cluster = await startCluster({
-      env: { TRACING_ENDPOINT: collector.url },
-      // The gateway's Prometheus metrics show its exporter's queue and counts (the collector-down case).
-      processEnv: { gateway: { METRICS_PORT: String(metricsPort) } },
+      // Every process but the gateway would trace nothing of its own accord.
+      env: { TRACING_ENDPOINT: collector.url, TRACING_SAMPLE_RATE: "0" },
+      // The gateway traces every request; its Prometheus metrics show its exporter's queue and counts
+      // (the collector-down case).
+      processEnv: { gateway: { METRICS_PORT: String(metricsPort), TRACING_SAMPLE_RATE: "1" } },
     });
     manifest = await seed(cluster.client, cluster.baseUrl);
   }, 120_000);
@@ -111,7 +131,7 @@ maybe("tracing across processes", () => {
 
   const nodeOf = (name: string) => cluster.processes.get(name)!.nodeID;
 
-  it("when one GET /rounds/{id} is made, then gateway, auth, rounds, users and stores send spans of one trace, linked to one root that carries route, status and caller kind, and no credential leaves any process", async () => {
+  it("when one GET /rounds/{id} is sampled in at the gateway, then gateway, auth, rounds, users and stores (each at a rate of 0 itself) send spans of one trace, linked to one root that carries route, status and caller kind, and no credential leaves any process", async () => {
     const requestId = `it-read-${process.pid}-${Date.now()}`;
     const token = manifest.users.alice.access_token;
     const res = await fetch(`${cluster.baseUrl}/rounds/${manifest.rounds.open}`, {
@@ -129,9 +149,7 @@ maybe("tracing across processes", () => {
       "action 'users.profiles'",
       "action 'stores.item'",
     ];
-    const spans = await traceOf(collector, traceId, (s) =>
-      expected.every((name) => byName(s, name).length > 0),
-    );
+    const spans = await traceOf(collector, traceId, complete(expected));
     const names = spans.map((s) => `${s.tags["node.id"]}: ${s.name}`).sort();
     process.stdout.write(`GET /rounds/{id}: ${spans.length} spans in one trace\n  ${names.join("\n  ")}\n`);
 
@@ -186,8 +204,10 @@ maybe("tracing across processes", () => {
 
     // A UUID request id is the trace id as it is, without its dashes.
     expect(zipkinTraceId(missing)).toBe(missing.replace(/-/g, ""));
-    const failed = await traceOf(collector, zipkinTraceId(missing), (s) =>
-      ["GET /rounds/:round_id", "action 'rounds.get'"].every((n) => byName(s, n).length > 0),
+    const failed = await traceOf(
+      collector,
+      zipkinTraceId(missing),
+      complete(["GET /rounds/:round_id", "action 'rounds.get'"]),
     );
     const root = expectConnected(failed);
     expect(root.tags).toMatchObject({
@@ -203,8 +223,10 @@ maybe("tracing across processes", () => {
       "error.code": "404",
     });
 
-    const withKey = await traceOf(collector, zipkinTraceId(keyed), (s) =>
-      ["GET /app-settings", "action 'auth.verifyApiKey'"].every((n) => byName(s, n).length > 0),
+    const withKey = await traceOf(
+      collector,
+      zipkinTraceId(keyed),
+      complete(["GET /app-settings", "action 'auth.verifyApiKey'"]),
     );
     const keyRoot = expectConnected(withKey);
     expect(keyRoot.tags).toMatchObject({
@@ -217,7 +239,7 @@ maybe("tracing across processes", () => {
     expect(everything).not.toContain(key.split(".")[2]);
   }, 60_000);
 
-  it("when a store event is created over HTTP, then the rounds span that handles store.event.created and opens its round continues the request's trace", async () => {
+  it("when a store event is created over HTTP, then the rounds span that handles store.event.created and opens its round continues the request's trace (rounds, at a rate of 0 itself, follows the recorded decision)", async () => {
     const requestId = randomUUID();
     const res = await fetch(`${cluster.baseUrl}/stores/${manifest.stores.alice_store}/events`, {
       method: "POST",
@@ -228,10 +250,10 @@ maybe("tracing across processes", () => {
     const event = (await res.json()) as { id: string; round_id: string };
 
     const consumer = "channel 'store.event.created' in 'rounds'";
-    const spans = await traceOf(collector, zipkinTraceId(requestId), (s) =>
-      [consumer, "action 'stores.createEvent'", "POST /stores/:store_id/events"].every(
-        (n) => byName(s, n).length > 0,
-      ),
+    const spans = await traceOf(
+      collector,
+      zipkinTraceId(requestId),
+      complete([consumer, "action 'stores.createEvent'", "POST /stores/:store_id/events"]),
     );
     process.stdout.write(
       `POST /stores/{id}/events: ${spans.length} spans in one trace\n  ${spans
@@ -341,4 +363,91 @@ maybe("tracing across processes", () => {
     expect(warnings).toHaveLength(1);
     expect(warnings[0]).toContain("ECONNREFUSED");
   }, 180_000);
+});
+
+maybe("trace sampling decided at the gateway", () => {
+  let collector: Collector;
+  let cluster: Cluster;
+  let manifest: DemoManifest;
+
+  beforeAll(async () => {
+    collector = await startCollector();
+    cluster = await startCluster({
+      // Every process but the gateway would trace everything of its own accord; the gateway nothing.
+      env: { TRACING_ENDPOINT: collector.url, TRACING_SAMPLE_RATE: "1" },
+      processEnv: { gateway: { TRACING_SAMPLE_RATE: "0" } },
+    });
+    manifest = await seed(cluster.client, cluster.baseUrl);
+  }, 120_000);
+  afterAll(async () => {
+    await cluster?.stop();
+    await collector?.close();
+  });
+
+  const traced = (requestId: string) =>
+    collector.spans.filter(
+      (s) => s.traceId === zipkinTraceId(requestId) || s.tags["request.id"] === requestId,
+    );
+
+  it("when a read, a join and a store event are sampled out at the gateway, then no process sends a span of their traces, not even the consumers of their facts, while work no request started is traced at the services' own rate", async () => {
+    const alice = manifest.users.alice.access_token;
+    const read = randomUUID();
+    const join = randomUUID();
+    const upload = randomUUID();
+    const headers = (id: string) => ({ authorization: `Bearer ${alice}`, "x-request-id": id });
+    expect(
+      (await fetch(`${cluster.baseUrl}/rounds/${manifest.rounds.open}`, { headers: headers(read) })).status,
+    ).toBe(200);
+    const joined = await fetch(`${cluster.baseUrl}/rounds/${manifest.rounds.free}/join`, {
+      method: "POST",
+      headers: { ...headers(join), "content-type": "application/json" },
+      body: "{}",
+    });
+    expect(joined.status).toBeLessThan(500);
+    const created = await fetch(`${cluster.baseUrl}/stores/${manifest.stores.alice_store}/events`, {
+      method: "POST",
+      body: eventForm(eventFields({ name: "Untraced evening" }), pngBytes()),
+      headers: headers(upload),
+    });
+    expect(created.status).toBe(200);
+    // A call no request started (from the test's own node, at the services' rate of 1) is traced: the
+    // silence above is the services following the gateway, not tracing that is off.
+    const control = randomUUID();
+    await cluster.client.call("settings.ready", {}, { requestID: control });
+    await traceOf(collector, zipkinTraceId(control), (s) => s.length > 0);
+    expect(traced(control).length).toBeGreaterThan(0);
+
+    // The facts are handled (the event's round is opened) and two batches have gone out since.
+    await sleep(2 * INTERVAL_MS + 1000);
+    for (const id of [read, join, upload])
+      expect({ request: id, spans: traced(id) }).toEqual({ request: id, spans: [] });
+  }, 60_000);
+
+  it("when a request sampled out is answered 5xx, then the gateway's span of it is sent alone, marked as kept for the error, and no other process sends one", async () => {
+    const bob = manifest.users.bob.access_token;
+    await cluster.processes.get("stores")!.stop();
+    const requestId = randomUUID();
+    const res = await fetch(`${cluster.baseUrl}/stores/${manifest.stores.alice_store}/events`, {
+      method: "POST",
+      body: eventForm(eventFields({ name: "Refused evening" }), pngBytes()),
+      headers: { authorization: `Bearer ${bob}`, "x-request-id": requestId },
+    });
+    expect(res.status).toBe(503);
+
+    const spans = await traceOf(collector, zipkinTraceId(requestId), (s) => s.length > 0);
+    // Whatever else could come (auth verifying bob's token, which it would trace itself) has had a batch.
+    await sleep(INTERVAL_MS + 1000);
+    expect(traced(requestId)).toHaveLength(1);
+    expect(spans[0]).toMatchObject({
+      name: "POST /stores/:store_id/events",
+      localEndpoint: { serviceName: "gateway" },
+      tags: {
+        "http.status_code": "503",
+        "sampling.kept": "5xx",
+        error: expect.any(String),
+        "request.id": requestId,
+      },
+    });
+    expect(spans[0].parentId).toBeUndefined();
+  }, 60_000);
 });

@@ -1,6 +1,7 @@
 /**
- * What only the on-disk NeDB engine promises: data outlives the store, and a folder belongs to one process
- * at a time (a lock file holding the owner's pid; a dead owner's lock is taken over).
+ * What only the on-disk NeDB engine promises: data outlives the store, a folder belongs to one process
+ * at a time (a lock file holding the owner's pid; a dead owner's lock is taken over), and a write the
+ * disk refuses fails every operation that depended on it, leaving memory and file as they were.
  */
 import { execFile, spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
@@ -8,6 +9,7 @@ import os from "node:os";
 import path from "node:path";
 import { NedbStore } from "../../shared/storage";
 import { UsersRepository } from "../../services/users/users.repository";
+import { failWritesIn, writeError } from "../support/failing-writes";
 
 interface Doc {
   _id: string;
@@ -182,27 +184,6 @@ describe("NeDB on disk", () => {
     await closeStore(store);
   });
 
-  it("when the file cannot be written, then every operation of that turn fails with the error, and later ones succeed", async () => {
-    const store = openStore(freshDir(), true);
-    const docs = store.collection<{ _id: string; n: number }>("things");
-    await docs.insertOne({ _id: "warm-up", n: 0 });
-    const writes = jest.spyOn(fs, "writeSync").mockImplementationOnce(() => {
-      throw Object.assign(new Error("ENOSPC: no space left on device, write"), { code: "ENOSPC" });
-    });
-    try {
-      const results = await Promise.allSettled([
-        docs.insertOne({ _id: "a", n: 1 }),
-        docs.updateOne({ _id: "warm-up" }, { $set: { n: 2 } }),
-      ]);
-      expect(results.map((r) => r.status)).toEqual(["rejected", "rejected"]);
-      expect(String((results[0] as PromiseRejectedResult).reason)).toContain("ENOSPC");
-    } finally {
-      writes.mockRestore();
-    }
-    await expect(docs.insertOne({ _id: "b", n: 3 })).resolves.toEqual({ _id: "b", n: 3 });
-    await closeStore(store);
-  });
-
   it("when a store holds a dir, then the lock file names this process and close removes it", async () => {
     const dir = freshDir();
     const store = openStore(dir);
@@ -276,5 +257,204 @@ new NedbStore(process.argv[1]);`;
     const store = openStore(dir);
     expect(fs.readFileSync(lockOf(dir), "utf8")).toBe(String(process.pid));
     await closeStore(store);
+  });
+});
+
+interface Thing {
+  _id: string;
+  n: number;
+  email?: string;
+}
+
+/** What the StoreWriteError of a failed write looks like to its caller (and after the transporter). */
+const storeWriteError = (reason: "full" | "unwritable", code: string) =>
+  expect.objectContaining({
+    code: 507,
+    type: "STORE_WRITE_FAILED",
+    data: { reason, store: "things", code },
+  });
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Retries `write` until it goes through (the store checks a failed file again once a second). */
+async function onceWritable<T>(write: () => Promise<T>, withinMs = 5000): Promise<T> {
+  const deadline = Date.now() + withinMs;
+  for (;;) {
+    try {
+      return await write();
+    } catch (err) {
+      if (Date.now() > deadline) throw err;
+      await sleep(100);
+    }
+  }
+}
+
+/** The documents a fresh store finds in a copy of `dir`'s file of "things": what a restart would load. */
+async function reloaded(dir: string): Promise<Thing[]> {
+  const copy = freshDir();
+  fs.mkdirSync(copy, { recursive: true });
+  fs.copyFileSync(path.join(dir, "things.db"), path.join(copy, "things.db"));
+  const store = openStore(copy);
+  try {
+    return await store.collection<Thing>("things").find({}, { sort: { _id: 1 } });
+  } finally {
+    await closeStore(store);
+  }
+}
+
+describe("NeDB on a disk that fails", () => {
+  const seeded = [
+    { _id: "deleted", n: 0 },
+    { _id: "kept", n: 0 },
+    { _id: "updated", n: 0 },
+  ];
+
+  async function seededStore(dir: string, options: { fsync?: boolean } = {}) {
+    const store = new NedbStore(dir, { off: [] }, options);
+    open.add(store);
+    const things = store.collection<Thing>("things");
+    await things.createIndex({ fields: ["email"], unique: true, sparse: true });
+    await things.insertMany(seeded);
+    return { store, things, file: path.join(dir, "things.db") };
+  }
+
+  it("when the disk fills up in the middle of a group's write, then each operation of the group fails with 507, and neither memory nor the file (cut back, and loaded again) holds any of them", async () => {
+    const dir = freshDir();
+    const { store, things, file } = await seededStore(dir);
+    const before = fs.readFileSync(file, "utf8");
+    const disk = failWritesIn(dir, "ENOSPC", { partialFirst: true });
+    try {
+      const results = await Promise.allSettled([
+        things.insertOne({ _id: "inserted", n: 1, email: "a@x" }),
+        things.updateOne({ _id: "updated" }, { $set: { n: 99 } }),
+        things.deleteOne({ _id: "deleted" }),
+        things.findOneAndUpdate({ _id: "kept" }, { $inc: { n: 1 } }, { upsert: true }),
+        things.updateOne({ _id: "new" }, { $set: { n: 5 } }, { upsert: true }),
+      ]);
+      expect(results.map((r) => r.status)).toEqual(Array(5).fill("rejected"));
+      for (const r of results) {
+        expect((r as PromiseRejectedResult).reason).toEqual(storeWriteError("full", "ENOSPC"));
+      }
+      // Half of the group reached the file before the disk was full: it was cut off again.
+      expect(fs.readFileSync(file, "utf8")).toBe(before);
+      expect(await things.find({}, { sort: { _id: 1 } })).toEqual(seeded);
+      expect(await reloaded(dir)).toEqual(seeded);
+    } finally {
+      disk.restore();
+    }
+    await closeStore(store);
+  });
+
+  it("when writes keep failing, then further writes are refused at once without touching the file, while reads still answer", async () => {
+    const dir = freshDir();
+    const { store, things } = await seededStore(dir);
+    const disk = failWritesIn(dir, "EIO");
+    try {
+      await expect(things.insertOne({ _id: "a", n: 1 })).rejects.toEqual(
+        storeWriteError("unwritable", "EIO"),
+      );
+      const tried = disk.failures;
+      // Within the second after the failure: refused before NeDB or the file see it.
+      await expect(things.updateOne({ _id: "kept" }, { $set: { n: 1 } })).rejects.toEqual(
+        storeWriteError("unwritable", "EIO"),
+      );
+      expect(disk.failures).toBe(tried);
+      expect(await things.findOne({ _id: "kept" })).toEqual({ _id: "kept", n: 0 });
+      expect(await things.count({})).toBe(3);
+    } finally {
+      disk.restore();
+    }
+    await closeStore(store);
+  });
+
+  it("when the disk takes writes again, then writes go through within seconds, and the file holds them and none of the failed ones", async () => {
+    const dir = freshDir();
+    const { store, things } = await seededStore(dir);
+    const disk = failWritesIn(dir, "ENOSPC");
+    try {
+      await expect(things.insertOne({ _id: "lost", n: 1, email: "a@x" })).rejects.toEqual(
+        storeWriteError("full", "ENOSPC"),
+      );
+      await expect(things.deleteOne({ _id: "deleted" })).rejects.toEqual(storeWriteError("full", "ENOSPC"));
+    } finally {
+      disk.restore();
+    }
+    // The failed insert's unique email is free: the index does not hold it either.
+    await onceWritable(() => things.insertOne({ _id: "after", n: 2, email: "a@x" }));
+    await things.updateOne({ _id: "updated" }, { $inc: { n: 1 } });
+    const expected = [
+      { _id: "after", n: 2, email: "a@x" },
+      { _id: "deleted", n: 0 },
+      { _id: "kept", n: 0 },
+      { _id: "updated", n: 1 },
+    ];
+    expect(await things.find({}, { sort: { _id: 1 } })).toEqual(expected);
+    expect(await reloaded(dir)).toEqual(expected);
+    await closeStore(store);
+    const again = openStore(dir);
+    expect(await again.collection<Thing>("things").find({}, { sort: { _id: 1 } })).toEqual(expected);
+    await closeStore(again);
+  });
+
+  it("when STORE_FSYNC is on, then each group is synced once, and a failed sync fails the group and takes its lines out of the file", async () => {
+    const dir = freshDir();
+    const { store, things, file } = await seededStore(dir, { fsync: true });
+    const syncs = jest.spyOn(fs, "fdatasyncSync");
+    try {
+      await Promise.all(Array.from({ length: 20 }, (_, i) => things.insertOne({ _id: `d${i}`, n: i })));
+      expect(syncs.mock.calls.length).toBeGreaterThanOrEqual(1);
+      expect(syncs.mock.calls.length).toBeLessThanOrEqual(2);
+
+      const before = fs.readFileSync(file, "utf8");
+      syncs.mockImplementationOnce(() => {
+        throw Object.assign(writeError("EIO"), { syscall: "fdatasync" });
+      });
+      const results = await Promise.allSettled([
+        things.insertOne({ _id: "unsynced", n: 1 }),
+        things.updateOne({ _id: "kept" }, { $set: { n: 7 } }),
+      ]);
+      expect(results.map((r) => r.status)).toEqual(["rejected", "rejected"]);
+      expect((results[0] as PromiseRejectedResult).reason).toEqual(storeWriteError("unwritable", "EIO"));
+      expect(fs.readFileSync(file, "utf8")).toBe(before);
+      expect(await things.findOne({ _id: "unsynced" })).toBeNull();
+      expect(await things.findOne({ _id: "kept" })).toEqual({ _id: "kept", n: 0 });
+    } finally {
+      syncs.mockRestore();
+    }
+    await onceWritable(() => things.insertOne({ _id: "synced", n: 2 }));
+    expect((await reloaded(dir)).map((d) => d._id)).toContain("synced");
+    await closeStore(store);
+  });
+
+  it("when NeDB's own appends fail (group commit off), then the operation fails with 507, memory is loaded again from the file, and writes resume once the disk works", async () => {
+    const dir = freshDir();
+    // NeDB keeps fs.promises.appendFile from when it was loaded: a fresh copy of it sees the stand-in.
+    const realAppend = fs.promises.appendFile;
+    let failing = false;
+    const appends = jest.spyOn(fs.promises, "appendFile").mockImplementation((async (...args: unknown[]) => {
+      if (failing) throw writeError("ENOSPC");
+      return (realAppend as (...a: unknown[]) => Promise<void>)(...args);
+    }) as typeof fs.promises.appendFile);
+    try {
+      let FreshStore: typeof NedbStore = NedbStore;
+      jest.isolateModules(() => {
+        FreshStore = (require("../../shared/storage/nedb") as { NedbStore: typeof NedbStore }).NedbStore;
+      });
+      const store = new FreshStore(dir, { off: ["all"], warn: () => undefined });
+      open.add(store);
+      const things = store.collection<Thing>("things");
+      await things.insertMany(seeded);
+      failing = true;
+      await expect(things.insertOne({ _id: "lost", n: 1 })).rejects.toEqual(
+        storeWriteError("full", "ENOSPC"),
+      );
+      expect(await things.find({}, { sort: { _id: 1 } })).toEqual(seeded);
+      failing = false;
+      await onceWritable(() => things.insertOne({ _id: "after", n: 2 }));
+      expect((await reloaded(dir)).map((d) => d._id)).toEqual(["after", "deleted", "kept", "updated"]);
+      await closeStore(store);
+    } finally {
+      appends.mockRestore();
+    }
   });
 });

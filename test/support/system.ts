@@ -51,6 +51,8 @@ export interface StartOptions {
   services?: string[];
   /** Extra services, e.g. a faulty stand-in or an event probe. */
   extra?: ServiceSchema[];
+  /** Cluster only: variables for single processes on top of `env`, by process (`gateway`, `rounds`…). */
+  processEnv?: Record<string, Record<string, string>>;
 }
 
 export const testEnv = (extra: Record<string, string> = {}): Record<string, string> => ({
@@ -107,6 +109,7 @@ async function startClusterSystem(opts: StartOptions): Promise<System> {
     env: { LOG_LEVEL: "error", ...opts.env },
     services: opts.services?.filter((s) => s !== "gateway"),
     extra: opts.extra,
+    processEnv: opts.processEnv,
   });
   const manifest = await seed(cluster.client, cluster.baseUrl).catch(async (err: unknown) => {
     await cluster.stop();

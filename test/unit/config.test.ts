@@ -54,6 +54,24 @@ describe("loadConfig", () => {
     expect(isEmbedded(config)).toBe(false);
   });
 
+  it("when the notifier's retention settings are not set, then jobs stay 30 days, batches and recipients a day", () => {
+    expect(loadConfig({})).toMatchObject({
+      notifierJobRetentionHours: 720,
+      notifierBatchRetentionHours: 24,
+      notifierRecipientRetentionHours: 24,
+    });
+  });
+
+  it.each(["NOTIFIER_BATCH_RETENTION_HOURS", "NOTIFIER_RECIPIENT_RETENTION_HOURS"])(
+    "when %s is longer than the job's retention, then it is a ConfigError (a job never goes before what hangs off it)",
+    (name) => {
+      expect(() => loadConfig({ NOTIFIER_JOB_RETENTION_HOURS: "48", [name]: "49" })).toThrow(
+        `${name} must not exceed NOTIFIER_JOB_RETENTION_HOURS (48)`,
+      );
+      expect(loadConfig({ NOTIFIER_JOB_RETENTION_HOURS: "48", [name]: "48" })).toBeTruthy();
+    },
+  );
+
   it("when a variable is the empty string, then its default is used", () => {
     expect(loadConfig({ PORT: "", LOG_LEVEL: "" })).toMatchObject({ port: 3000, logLevel: "info" });
   });
@@ -96,6 +114,19 @@ describe("loadConfig", () => {
     );
     expect(() => loadConfig({ TRACING_ENDPOINT: "not a url" })).toThrow(ConfigError);
     expect(() => loadConfig({ TRACING_QUEUE_SIZE: "10" })).toThrow(ConfigError);
+  });
+
+  it("when TRACING_SAMPLE_RATE is unset, then one request in ten is traced; set, it is a share between 0 and 1, anything else a ConfigError", () => {
+    expect(loadConfig({}).tracingSampleRate).toBe(0.1);
+    expect(loadConfig({ TRACING_SAMPLE_RATE: "0" }).tracingSampleRate).toBe(0);
+    expect(loadConfig({ TRACING_SAMPLE_RATE: "1" }).tracingSampleRate).toBe(1);
+    expect(loadConfig({ TRACING_SAMPLE_RATE: "0.05" }).tracingSampleRate).toBe(0.05);
+    expect(loadConfig({ TRACING_SAMPLE_RATE: ".5" }).tracingSampleRate).toBe(0.5);
+    for (const bad of ["1.5", "-0.1", "10%", "abc", "1e-2"]) {
+      expect(() => loadConfig({ TRACING_SAMPLE_RATE: bad })).toThrow(
+        "TRACING_SAMPLE_RATE must be a number between 0 and 1",
+      );
+    }
   });
 
   it("when production runs without JWT_SECRET, then it is a ConfigError", () => {

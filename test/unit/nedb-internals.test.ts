@@ -31,7 +31,13 @@ describe("the NeDB hooks against the installed NeDB", () => {
     try {
       const ds = new Datastore({ filename: path.join(dir, "x.db") });
       const persistence = (ds as unknown as { persistence: NedbPersistence }).persistence;
-      expect(reasonNotToApply(nedbGroupCommitHook({ append: () => undefined }), persistence, [])).toBeNull();
+      expect(
+        reasonNotToApply(
+          nedbGroupCommitHook({ append: () => undefined, beforeCompaction: () => undefined }),
+          persistence,
+          [],
+        ),
+      ).toBeNull();
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }

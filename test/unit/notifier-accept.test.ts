@@ -1,11 +1,19 @@
 /**
  * Accepting a multicast without a broker: the recipient cap, idempotency keys (per API key scope), the
- * 409 on a reused key, and a job that stays accepted when the queue refuses it.
+ * 409 on a reused key, a job that stays accepted when the queue refuses it, and a list staged in pages
+ * ahead of its request.
  */
 import type { SendMulticastParams } from "../../shared/contracts/notifier";
-import { ConflictError, ErrorType, RequestValidationError } from "../../shared/errors";
+import { BadRequestError, ConflictError, ErrorType, RequestValidationError } from "../../shared/errors";
 import { NedbStore } from "../../shared/storage";
-import { acceptMulticast, jobIdFor, type AcceptDeps } from "../../services/notifier/accept";
+import { createHash } from "node:crypto";
+import {
+  acceptMulticast,
+  jobIdFor,
+  RequestHash,
+  stageRecipients,
+  type AcceptDeps,
+} from "../../services/notifier/accept";
 import { JobsRepository } from "../../services/notifier/jobs.repository";
 
 const NOW = new Date("2031-01-02T03:04:05.000Z");
@@ -201,8 +209,124 @@ describe("acceptMulticast", () => {
   it("when recording the job fails, then the error propagates and nothing is enqueued", async () => {
     const h = harness();
     const failure = new Error("store down");
-    h.deps.jobs = { create: () => Promise.reject(failure) };
+    jest.spyOn(h.jobs, "create").mockRejectedValue(failure);
     await expect(acceptMulticast(h.deps, request(), "s")).rejects.toBe(failure);
+    expect(h.enqueued).toEqual([]);
+  });
+});
+
+describe("RequestHash", () => {
+  const message = { title: "T", desc: "D", picture: null, keys: { a: 1 } };
+  const whole = (ids: string[]) =>
+    createHash("sha256")
+      .update(JSON.stringify([message.title, message.desc, message.picture, message.keys, ids]))
+      .digest("hex");
+
+  it("when the ids come in pages of any cut, then the hash is that of the whole request's JSON", () => {
+    const ids = ["a", 'q"uote', "ü", "d", "e"];
+    expect(new RequestHash(message).add(ids).digest()).toBe(whole(ids));
+    expect(new RequestHash(message).add(ids.slice(0, 2)).add([]).add(ids.slice(2)).digest()).toBe(whole(ids));
+    expect(new RequestHash(message).add(["a"]).add(["b"]).digest()).not.toBe(whole(["ab"]));
+  });
+});
+
+describe("a list staged in pages", () => {
+  const ids = Array.from({ length: 7 }, (_, i) => `u${i}`);
+  const pages = [ids.slice(0, 3), ids.slice(3, 6), ids.slice(6)];
+
+  /** Stages every page but the last, as the gateway does; resolves to the set's id. */
+  async function stageAllButLast(h: Harness, key: string | undefined, scope = "s", total = ids.length) {
+    let setId: string | undefined;
+    for (let index = 0; index < pages.length - 1; index++) {
+      const opened = await stageRecipients(
+        h.deps,
+        {
+          ...(setId ? { set_id: setId } : key ? { idempotency_key: key } : {}),
+          total,
+          index,
+          user_ids: pages[index],
+        },
+        scope,
+      );
+      setId = opened.set_id;
+    }
+    return setId!;
+  }
+
+  const stagedRequest = (setId: string, over: Partial<SendMulticastParams> = {}) => ({
+    ...request({ user_ids: pages[2], ...over }),
+    staged: { set_id: setId, pages: 2 },
+  });
+
+  it("when pages are staged and the request names them, then the job has every id in order and the same hash as one call would give", async () => {
+    const h = harness({ maxRecipients: 10 });
+    const setId = await stageAllButLast(h, "k");
+    expect(setId.startsWith(`${jobIdFor("k", "s")}.`)).toBe(true);
+    const accepted = await acceptMulticast(h.deps, stagedRequest(setId, { idempotency_key: "k" }), "s");
+    expect(accepted).toEqual({ id: jobIdFor("k", "s"), status: "queued", recipients: 7 });
+    await expect(h.jobs.recipientsOf(accepted.id)).resolves.toEqual(ids);
+    expect(h.enqueued).toEqual([accepted.id]);
+    // The same request retried in one call is recognised (same fingerprint): no 409, no second job.
+    await expect(
+      acceptMulticast(h.deps, request({ user_ids: ids, idempotency_key: "k" }), "s"),
+    ).resolves.toEqual(accepted);
+    expect(h.enqueued).toHaveLength(1);
+  });
+
+  it("when a staged request is retried with its key, then the first job answers and the retry's copy of the list is dropped", async () => {
+    const h = harness({ maxRecipients: 10 });
+    const first = await acceptMulticast(
+      h.deps,
+      stagedRequest(await stageAllButLast(h, "k"), { idempotency_key: "k" }),
+      "s",
+    );
+    const retrySet = await stageAllButLast(h, "k");
+    const again = await acceptMulticast(h.deps, stagedRequest(retrySet, { idempotency_key: "k" }), "s");
+    expect(again).toEqual(first);
+    await expect(h.jobs.page(retrySet, 0)).resolves.toBeNull();
+    const changed = await stageAllButLast(h, "k");
+    const err = await rejection(
+      acceptMulticast(h.deps, stagedRequest(changed, { idempotency_key: "k", title: "Other" }), "s"),
+    );
+    expect(err).toBeInstanceOf(ConflictError);
+  });
+
+  it("when the declared total passes the cap, then the first page is refused with the cap's 422 and nothing is stored", async () => {
+    const h = harness({ maxRecipients: 5 });
+    const err = await rejection(stageRecipients(h.deps, { total: 7, index: 0, user_ids: pages[0] }, "s"));
+    expect((err as RequestValidationError).data).toEqual([
+      expect.objectContaining({
+        type: "too_long",
+        loc: ["user_ids"],
+        msg: expect.stringContaining("at most 5 items"),
+      }),
+    ]);
+  });
+
+  it("when the staged pages hold more ids than declared and pass the cap, then 422 and the set is dropped", async () => {
+    const h = harness({ maxRecipients: 6 });
+    const setId = await stageAllButLast(h, undefined, "s", 6);
+    const err = await rejection(acceptMulticast(h.deps, stagedRequest(setId), "s"));
+    expect((err as RequestValidationError).data).toEqual([expect.objectContaining({ type: "too_long" })]);
+    await expect(h.jobs.page(setId, 0)).resolves.toBeNull();
+    expect(h.enqueued).toEqual([]);
+  });
+
+  it("when a staged page is missing, then the request is refused and no job is made", async () => {
+    const h = harness({ maxRecipients: 10 });
+    const setId = (await stageRecipients(h.deps, { total: 7, index: 0, user_ids: pages[0] }, "s")).set_id;
+    const err = await rejection(acceptMulticast(h.deps, stagedRequest(setId), "s"));
+    expect(err).toBeInstanceOf(BadRequestError);
+    expect(await h.jobs.find(setId.split(".")[0])).toBeNull();
+  });
+
+  it("when the request's key names another job than the one the set was opened for, then it is refused", async () => {
+    const h = harness({ maxRecipients: 10 });
+    const setId = await stageAllButLast(h, "k1");
+    const err = await rejection(
+      acceptMulticast(h.deps, stagedRequest(setId, { idempotency_key: "k2" }), "s"),
+    );
+    expect(err).toBeInstanceOf(BadRequestError);
     expect(h.enqueued).toEqual([]);
   });
 });

@@ -3,19 +3,23 @@
  * real JobsRepository in an in-memory store with a fake transport (batches, bounded concurrency, exact
  * counts, pruning, redelivery after a crash, stopping mid-job).
  */
-import type { DeviceTokensResult } from "../../shared/contracts/users";
+import type { DeviceTokensParams, DeviceTokensResult } from "../../shared/contracts/users";
 import type { SendMulticastParams } from "../../shared/contracts/notifier";
 import { NedbStore } from "../../shared/storage";
 import {
   BATCH_SIZE,
   classify,
   deliverJob,
+  DEVICE_LOOKUP_USERS,
   sendBatch,
+  tokensOf,
   type DeliverDeps,
 } from "../../services/notifier/deliver";
-import { JobsRepository, type BatchDoc } from "../../services/notifier/jobs.repository";
+import { JobsRepository, type BatchDoc, type JobDoc } from "../../services/notifier/jobs.repository";
+import { RECIPIENT_PAGE_MAX } from "../../shared/contracts/notifier";
 import type { PushMessage } from "../../services/notifier/message";
 import type { PushTransport, TokenResult } from "../../services/notifier/transport";
+import { recordJob } from "../support/notifier-jobs";
 
 const NOW = new Date("2032-03-04T05:06:07.000Z");
 const LATER = new Date("2032-03-04T05:16:07.000Z");
@@ -115,10 +119,19 @@ class FakeDevices {
   readonly pruned: string[][] = [];
   constructor(readonly byUser: Map<string, string[]>) {}
 
-  deviceTokens = async (userIds: string[]): Promise<DeviceTokensResult> => {
-    this.pages.push(userIds.length);
+  /** Answers like users.deviceTokens: at most `pageTokens` tokens a page, with a cursor. */
+  pageTokens = 5000;
+
+  deviceTokens = async ({ user_ids: userIds, after }: DeviceTokensParams): Promise<DeviceTokensResult> => {
+    if (after === undefined) this.pages.push(userIds.length);
     const lists = userIds.map((u) => this.byUser.get(u) ?? []).filter((l) => l.length > 0);
-    return { tokens: lists.flat().sort(), users_with_devices: lists.length };
+    const rest = lists
+      .flat()
+      .sort()
+      .filter((t) => after === undefined || t > after);
+    const tokens = rest.slice(0, this.pageTokens);
+    const next = tokens.length < rest.length ? tokens[tokens.length - 1] : null;
+    return { tokens, users_with_devices: lists.length, next };
   };
 
   prune = async (tokens: string[]): Promise<number> => {
@@ -151,6 +164,7 @@ function world(byUser: Map<string, string[]>, over: Partial<DeliverDeps> = {}): 
     jobs,
     deviceTokens: devices.deviceTokens,
     prune: devices.prune,
+    retention: { jobMs: 3_600_000, batchesMs: 3_600_000, recipientsMs: 3_600_000 },
     transport,
     concurrency: 4,
     maxRetries: 2,
@@ -185,7 +199,7 @@ async function createJob(
   over: Partial<SendMulticastParams> = {},
 ): Promise<string> {
   const id = `job_${Math.random().toString(16).slice(2)}`;
-  await jobs.create(id, { title: "Hello", user_ids: userIds, ...over }, "hash", NOW);
+  await recordJob(jobs, id, { title: "Hello", user_ids: userIds, ...over }, "hash", NOW);
   return id;
 }
 
@@ -435,7 +449,7 @@ describe("deliverJob", () => {
     const jobId = await createJob(w.jobs, userIds);
     await deliverJob(w.deps, jobId);
     expect(w.devices.pages.reduce((a, b) => a + b, 0)).toBe(12_000);
-    expect(Math.max(...w.devices.pages)).toBeLessThanOrEqual(10_000); // users.deviceTokens' maxItems
+    expect(Math.max(...w.devices.pages)).toBeLessThanOrEqual(DEVICE_LOOKUP_USERS);
     expect(await w.jobs.find(jobId)).toMatchObject({
       status: "done",
       devices: 6000,
@@ -584,5 +598,96 @@ describe("deliverJob", () => {
     expect(w.devices.pages).toHaveLength(lookups);
     expect(w.transport.hits.has("ok-late")).toBe(false);
     expect(await w.jobs.find(jobId)).toMatchObject({ status: "done", devices: 1000, sent: 1000 });
+  });
+
+  it("when the recipients span several pages, then each page is planned in its turn, in bounded lookups, and the job counts them all", async () => {
+    const users = okUsers(2 * RECIPIENT_PAGE_MAX + 500);
+    users.delete("u7"); // one user without a device
+    const ids = Array.from({ length: 2 * RECIPIENT_PAGE_MAX + 500 }, (_, i) => `u${i}`);
+    const w = world(users);
+    const jobId = await createJob(w.jobs, ids);
+    await deliverJob(w.deps, jobId);
+    expect(Math.max(...w.devices.pages)).toBeLessThanOrEqual(DEVICE_LOOKUP_USERS);
+    const batches = await w.batches(jobId);
+    expect(new Set(batches.map((b) => b.page))).toEqual(new Set([0, 1, 2]));
+    expect(batches.every((b) => b.tokens.length <= BATCH_SIZE && b.status === "done")).toBe(true);
+    expect(await w.jobs.find(jobId)).toMatchObject({
+      status: "done",
+      planned: true,
+      planned_pages: 3,
+      recipients: ids.length,
+      devices: ids.length - 1,
+      users_without_devices: 1,
+      sent: ids.length - 1,
+    });
+    for (const [token, hits] of w.transport.hits) expect([token, hits]).toEqual([token, 1]);
+  });
+
+  it("when a stop comes after the first page, then the next delivery goes on from the second page and looks up no planned page again", async () => {
+    const ids = Array.from({ length: RECIPIENT_PAGE_MAX + 300 }, (_, i) => `u${i}`);
+    const users = okUsers(ids.length);
+    let stopping = false;
+    const w = world(users, { concurrency: 1, stopping: () => stopping });
+    w.transport.afterCall = (n) => {
+      if (n === RECIPIENT_PAGE_MAX / BATCH_SIZE) stopping = true; // the first page's last batch
+    };
+    const jobId = await createJob(w.jobs, ids);
+    await deliverJob(w.deps, jobId);
+    expect(await w.jobs.find(jobId)).toMatchObject({ status: "sending", planned_pages: 1, planned: false });
+    const lookups = w.devices.pages.length;
+
+    stopping = false;
+    await deliverJob({ ...w.deps, now: () => LATER }, jobId);
+    expect(w.devices.pages.slice(lookups).reduce((a, b) => a + b, 0)).toBe(300);
+    expect(w.transport.hits.size).toBe(ids.length);
+    for (const [token, hits] of w.transport.hits) expect([token, hits]).toEqual([token, 1]);
+    expect(await w.jobs.find(jobId)).toMatchObject({ status: "done", sent: ids.length, planned: true });
+  });
+
+  it("when the users service answers a lookup in several pages, then every token is collected once, sorted", async () => {
+    const users = okUsers(50);
+    users.set("u3", ["ok-x1", "ok-x2", "ok-x3"]);
+    const w = world(users);
+    w.devices.pageTokens = 7;
+    const { tokens, usersWithDevices } = await tokensOf(w.devices.deviceTokens, [...users.keys()]);
+    expect(usersWithDevices).toBe(50);
+    expect(tokens).toEqual([...users.values()].flat().sort());
+  });
+
+  it("when a job was planned whole before pages existed, then its pending batches are sent as they are and it finishes", async () => {
+    const w = world(new Map());
+    const jobId = await createJob(w.jobs, ["a", "b", "c"]);
+    const jobs = w.store.collection<JobDoc>("notification_jobs");
+    await jobs.updateOne(
+      { _id: jobId },
+      { $set: { planned: true, devices: 3 }, $unset: { planned_pages: 1, recipient_pages: 1 } },
+    );
+    const batches = w.store.collection<BatchDoc>("notification_batches");
+    await batches.insertMany([
+      {
+        _id: `${jobId}:0`,
+        job_id: jobId,
+        index: 0,
+        tokens: ["ok-1", "ok-2"],
+        status: "done",
+        sent: 2,
+        failed: 0,
+        pruned: 0,
+      },
+      {
+        _id: `${jobId}:1`,
+        job_id: jobId,
+        index: 1,
+        tokens: ["ok-3"],
+        status: "pending",
+        sent: 0,
+        failed: 0,
+        pruned: 0,
+      },
+    ]);
+    await deliverJob(w.deps, jobId);
+    expect(w.transport.calls).toEqual([["ok-3"]]);
+    expect(w.devices.pages).toEqual([]);
+    expect(await w.jobs.find(jobId)).toMatchObject({ status: "done", devices: 3, sent: 3 });
   });
 });

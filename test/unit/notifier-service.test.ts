@@ -8,9 +8,11 @@ import { NedbStore } from "../../shared/storage";
 import type { DeliverDeps } from "../../services/notifier/deliver";
 import { JobsRepository } from "../../services/notifier/jobs.repository";
 import type { TokenResult } from "../../services/notifier/transport";
+import { recordJob } from "../support/notifier-jobs";
 import NotifierServiceSchema, { toJobView } from "../../services/notifier.service";
 
 const NOW = new Date("2033-04-05T06:07:08.000Z");
+const RETENTION = { jobMs: 3_600_000, batchesMs: 3_600_000, recipientsMs: 3_600_000 };
 
 type Deliver = (this: unknown, jobId: string) => Promise<void>;
 const deliverMethod = NotifierServiceSchema.methods!.deliver as unknown as Deliver;
@@ -20,11 +22,13 @@ function harness(maxDeliveries: number, transportFails = false) {
   const sends: string[][] = [];
   const deps: DeliverDeps = {
     jobs,
-    deviceTokens: async (ids) => ({
+    deviceTokens: async ({ user_ids: ids }) => ({
       tokens: ids.map((id) => `tok-${id}`).sort(),
       users_with_devices: ids.length,
+      next: null,
     }),
     prune: async () => 0,
+    retention: RETENTION,
     transport: {
       name: "fake",
       send: async (_m, tokens): Promise<TokenResult[]> => {
@@ -44,6 +48,7 @@ function harness(maxDeliveries: number, transportFails = false) {
   const service = {
     jobs,
     config: { notifierMaxDeliveries: maxDeliveries } as Partial<Config> as Config,
+    retention: RETENTION,
     deliverDeps: () => deps,
   };
   const deliver = (jobId: string) => deliverMethod.call(service, jobId);
@@ -51,7 +56,7 @@ function harness(maxDeliveries: number, transportFails = false) {
 }
 
 async function createJob(jobs: JobsRepository, id = "job_1"): Promise<string> {
-  await jobs.create(id, { title: "Hi", user_ids: ["a", "b"] }, "hash", NOW);
+  await recordJob(jobs, id, { title: "Hi", user_ids: ["a", "b"] }, "hash", NOW);
   return id;
 }
 
@@ -105,7 +110,7 @@ describe("notifier.deliver", () => {
 describe("toJobView", () => {
   it("when a job is viewed, then dates become ISO strings, nulls stay null and internals are left out", async () => {
     const jobs = new JobsRepository(new NedbStore(null));
-    const { job } = await jobs.create("job_v", { title: "t", user_ids: ["a"], keys: { k: 1 } }, "h", NOW);
+    const { job } = await recordJob(jobs, "job_v", { title: "t", user_ids: ["a"], keys: { k: 1 } }, "h", NOW);
     expect(toJobView(job)).toEqual({
       id: "job_v",
       status: "queued",
@@ -137,17 +142,23 @@ describe("the notifier.jobs channel handler during a stop", () => {
   async function stoppable(stopAfterFirstSend: boolean) {
     const jobs = new JobsRepository(new NedbStore(null));
     const userIds = Array.from({ length: 600 }, (_, i) => `u${String(i).padStart(3, "0")}`);
-    await jobs.create("job_s", { title: "Hi", user_ids: userIds }, "hash", NOW);
+    await recordJob(jobs, "job_s", { title: "Hi", user_ids: userIds }, "hash", NOW);
     const sends: number[] = [];
     const service: Record<string, unknown> = {
       jobs,
       stopping: false,
       config: { notifierMaxDeliveries: 5, notifierAckWaitSeconds: 15 } as Partial<Config> as Config,
+      retention: RETENTION,
     };
     const deps: DeliverDeps = {
       jobs,
-      deviceTokens: async (ids) => ({ tokens: ids.map((id) => `tok-${id}`), users_with_devices: ids.length }),
+      deviceTokens: async ({ user_ids: ids }) => ({
+        tokens: ids.map((id) => `tok-${id}`),
+        users_with_devices: ids.length,
+        next: null,
+      }),
       prune: async () => 0,
+      retention: RETENTION,
       transport: {
         name: "fake",
         send: async (_m, tokens): Promise<TokenResult[]> => {

@@ -278,3 +278,59 @@ describe("DocumentOutbox removals", () => {
     }
   });
 });
+
+describe("the outbox backlog", () => {
+  interface Doc extends OutboxFields {
+    _id: string;
+  }
+
+  it("when facts wait in some documents, then the backlog counts those documents and names the oldest fact's time; none waiting, zero and none", async () => {
+    const store = new NedbStore(null);
+    try {
+      const docs = store.collection<Doc>("docs");
+      const outbox = new DocumentOutbox(docs);
+      await outbox.init();
+      expect(await outbox.backlog()).toEqual({ documents: 0, oldest: null });
+      const older = new Date(NOW.getTime() - 60_000);
+      await docs.insertOne({
+        _id: "r1",
+        ...outboxOnInsert([outboxEntry("c", "r1:a", {}, NOW), outboxEntry("c", "r1:b", {}, older)]),
+      });
+      await docs.insertOne({ _id: "r2", ...outboxOnInsert([outboxEntry("c", "r2:a", {}, NOW)]) });
+      await docs.insertOne({ _id: "r3" });
+      expect(await outbox.backlog()).toEqual({ documents: 2, oldest: older });
+    } finally {
+      await store.close();
+    }
+  });
+
+  it("when the channel refuses, then after each sweep the relay reports what is left; once it takes them, an empty backlog", async () => {
+    jest.useFakeTimers();
+    try {
+      const memory = memorySource([pending("a"), pending("b")]);
+      const source: OutboxSource = {
+        ...memory,
+        backlog: async () => ({ documents: memory.left.length, oldest: memory.left.length > 0 ? NOW : null }),
+      };
+      const reports: unknown[] = [];
+      let up = false;
+      const relay = new OutboxRelay(
+        source,
+        async () => {
+          if (!up) throw new Error("channel down");
+        },
+        jest.fn(),
+        { sweepMs: 1000, onBacklog: (b) => reports.push(b) },
+      );
+      relay.start();
+      await jest.advanceTimersByTimeAsync(1000);
+      expect(reports).toEqual([{ documents: 2, oldest: NOW }]);
+      up = true;
+      await jest.advanceTimersByTimeAsync(1000);
+      expect(reports.at(-1)).toEqual({ documents: 0, oldest: null });
+      await relay.stop();
+    } finally {
+      jest.useRealTimers();
+    }
+  });
+});

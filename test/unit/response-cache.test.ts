@@ -18,6 +18,16 @@ describe("ResponseCache", () => {
     expect(cache.get("round-1", "alice", now + 1000)).toBeNull();
   });
 
+  it("when an answer is kept for every caller but some, then only the others are served it", () => {
+    const cache = new ResponseCache(1000, 100);
+    cache.set("round-1", "shared", "everyone's", now + 500, now, new Set(["owner", "member"]));
+    expect(cache.get("round-1", "shared", now, "stranger")).toBe("everyone's");
+    expect(cache.get("round-1", "shared", now, "owner")).toBeNull();
+    expect(cache.get("round-1", "shared", now, "member")).toBeNull();
+    expect(cache.get("round-1", "shared", now)).toBeNull();
+    expect(cache.get("round-1", "shared", now + 500, "stranger")).toBeNull();
+  });
+
   it("when a tag is dropped, then every caller's answer under it goes and others stay", () => {
     const cache = new ResponseCache(1000, 100);
     cache.set("round-1", "alice", "a", now + 500, now);

@@ -19,6 +19,7 @@ const notIdempotent = [
   "stores.createEvent",
   "rounds.create",
   "notifier.sendMulticast",
+  "notifier.stageRecipients",
 ];
 
 const actionOf = (name: string) => {

@@ -1,5 +1,5 @@
 import fc from "fast-check";
-import { RoundJson, seesAlike } from "../../services/rounds/round-json";
+import { SAME_FOR_ALL_MAX_EXCEPTIONS, RoundJson, seesAlike } from "../../services/rounds/round-json";
 import { renderRound } from "../../services/rounds/round-view";
 import { ALICE, BOB, IN_AN_HOUR, makeSnapshot, membersOf, NOW, OWNER, STRANGER } from "./fixtures";
 
@@ -63,6 +63,30 @@ describe("RoundJson", () => {
     const after = makeSnapshot({ members: membersOf(ALICE, BOB), members_count: 2, rev: 2 });
     expect(parse(json.render(before, STRANGER, NOW).parts)).toMatchObject({ members_count: 1 });
     expect(parse(json.render(after, STRANGER, NOW).parts)).toMatchObject({ members_count: 2 });
+  });
+});
+
+describe("RoundJson: an answer for every caller but some", () => {
+  it("when a stranger reads, then the answer says who else sees it otherwise: owner, members, favouriters", () => {
+    const snap = makeSnapshot({ members: membersOf(ALICE), members_count: 1, favorites: { [BOB]: true } });
+    const rendered = new RoundJson().render(snap, STRANGER, NOW);
+    expect(new Set(rendered.sameForAllBut)).toEqual(new Set([OWNER, ALICE, BOB]));
+  });
+
+  it("when the owner, a member or a favouriter reads, then the answer is theirs alone", () => {
+    const snap = makeSnapshot({ members: membersOf(ALICE), members_count: 1, favorites: { [BOB]: true } });
+    for (const caller of [OWNER, ALICE, BOB]) {
+      expect(new RoundJson().render(snap, caller, NOW).sameForAllBut).toBeUndefined();
+    }
+  });
+
+  it("when more callers than the bound see it otherwise, then the answer is not offered to others", () => {
+    const many = Object.fromEntries(
+      Array.from({ length: SAME_FOR_ALL_MAX_EXCEPTIONS }, (_, i) => [`fan-${i}`, true as const]),
+    );
+    const rendered = new RoundJson().render(makeSnapshot({ favorites: many }), STRANGER, NOW);
+    expect(rendered.sameForAllBut).toBeUndefined();
+    expect(parse(rendered.parts)).toMatchObject({ in_favorites: false });
   });
 });
 

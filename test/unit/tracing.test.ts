@@ -7,9 +7,12 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { ServiceBroker, type Context, type ServiceSchema } from "moleculer";
 import { headers as natsHeaders } from "nats";
+import { EventEmitter } from "node:events";
 import {
   BoundedZipkinExporter,
   deliveredTrace,
+  sampleRequest,
+  traceContextOf,
   traceHeaders,
   zipkinSpanId,
   zipkinTraceId,
@@ -18,7 +21,13 @@ import {
 import { outboxEntry } from "../../shared/outbox";
 import { channelPublisher, factHandler } from "../../shared/runtime/channels";
 import { check } from "../../shared/validation";
-import { callerOf, requestSpanTags, routeOf, type TracedRequest } from "../../services/gateway/request-span";
+import {
+  callerOf,
+  requestSpanTags,
+  routeOf,
+  traceRequest,
+  type TracedRequest,
+} from "../../services/gateway/request-span";
 import type { RouteSpec } from "../../services/gateway/routes";
 import type { ServerResponse } from "node:http";
 
@@ -78,13 +87,18 @@ async function deadUrl(): Promise<string> {
   return `http://127.0.0.1:${port}/api/v2/spans`;
 }
 
-function tracedBroker(exporter: BoundedZipkinExporter, services: ServiceSchema[] = []): ServiceBroker {
+function tracedBroker(
+  exporter: BoundedZipkinExporter,
+  services: ServiceSchema[] = [],
+  sampleRate = 1,
+): ServiceBroker {
   const broker = new ServiceBroker({
     logger: false,
     nodeID: "unit-node",
     tracing: {
       enabled: true,
       events: true,
+      sampling: { rate: sampleRate },
       tags: { action: { params: false, meta: false, response: false }, event: { params: false } },
       exporter: [exporter as never],
     },
@@ -496,5 +510,144 @@ describe("the gateway's request span", () => {
       caller: { kind: "user" },
       error: { type: "NOT_FOUND" },
     });
+  });
+});
+
+describe("sampling", () => {
+  it("when the rate is 0 or 1, then every request is out or in; in between, each is decided at random with that probability", () => {
+    expect(Array.from({ length: 100 }, () => sampleRequest(0)).some(Boolean)).toBe(false);
+    expect(Array.from({ length: 100 }, () => sampleRequest(1)).every(Boolean)).toBe(true);
+    expect(sampleRequest(0.25, () => 0.2)).toBe(true);
+    expect(sampleRequest(0.25, () => 0.25)).toBe(false);
+    // Not Moleculer's counter, which keeps every fourth at a rate of 0.3: 10,000 draws land near 3,000.
+    const kept = Array.from({ length: 10_000 }, () => sampleRequest(0.3)).filter(Boolean).length;
+    expect(kept).toBeGreaterThan(2500);
+    expect(kept).toBeLessThan(3500);
+  });
+
+  it("when a fact is recorded by a request not sampled, then its context says so, in the entry and in its message headers", () => {
+    const span = { traceID: "req-9", id: "span-1", sampled: false };
+    const trace = traceContextOf({ span } as never);
+    expect(trace).toEqual({ trace_id: "req-9", parent_id: "span-1", sampled: false });
+    expect(traceContextOf({ span: { ...span, sampled: true } } as never)).toEqual({
+      trace_id: "req-9",
+      parent_id: "span-1",
+    });
+    expect(traceContextOf({ span: undefined } as never)).toBeUndefined();
+    const hdrs = natsHeaders();
+    for (const [k, v] of Object.entries(traceHeaders(trace!))) hdrs.set(k, v);
+    expect(hdrs.get("$tracing")).toBe("false");
+    expect(deliveredTrace({ headers: hdrs })).toEqual(trace);
+  });
+
+  it("when an embedded relay hands over a fact of a request not sampled, then it is handled without a span, even where the consumer's own rate would keep it", async () => {
+    const col = await collector();
+    const exporter = new BoundedZipkinExporter({ endpoint: col.url, intervalMs: 60_000, maxQueue: 100 });
+    const handled: number[] = [];
+    const broker = tracedBroker(exporter, [
+      {
+        name: "consumer",
+        channels: {
+          "some.fact": {
+            group: "consumer",
+            handler: factHandler(
+              { name: "some.fact", group: "consumer" },
+              { type: "object", required: ["n"], properties: { n: { type: "number" } } },
+              async (payload: { n: number }) => void handled.push(payload.n),
+            ),
+          },
+        },
+      } as ServiceSchema,
+    ]);
+    await broker.start();
+    try {
+      const trace = {
+        trace_id: "req-out",
+        parent_id: "0b7a7f1e-9d55-4a4e-8f7e-3f1f5e2a9c11",
+        sampled: false as const,
+      };
+      await channelPublisher(broker)(outboxEntry("some.fact", "a", { n: 1 }, new Date(), trace));
+      expect(handled).toEqual([1]);
+      expect(exporter.queue).toEqual([]);
+    } finally {
+      await broker.stop();
+      await col.close();
+    }
+  });
+
+  /** One HTTP request through traceRequest: it calls `work.run`, then is answered `status`. */
+  async function request(
+    broker: ServiceBroker,
+    exporter: BoundedZipkinExporter,
+    rate: number,
+    status: number,
+  ) {
+    const gateway = broker.getLocalService("gateway")!;
+    const req = Object.assign(new EventEmitter(), {
+      method: "GET",
+      url: "/rounds/r1",
+    }) as unknown as TracedRequest;
+    const res = Object.assign(new EventEmitter(), {
+      headersSent: true,
+      statusCode: status,
+      writableFinished: true,
+    }) as unknown as ServerResponse;
+    const requestID = `req-${status}-${Math.random()}`;
+    const ctx = broker.ContextFactory.create(broker, null as never, { req, res }, { requestID }) as Context<{
+      req: TracedRequest;
+      res: ServerResponse;
+    }>;
+    const spec = { method: "GET", path: "/rounds/:round_id", action: "rounds.get" } as RouteSpec;
+    traceRequest(gateway, ctx, () => spec, rate);
+    await ctx.call("work.run");
+    (res as unknown as EventEmitter).emit("close");
+    return exporter.queue.filter((s) => s.tags["request.id"] === requestID);
+  }
+
+  it("when the gateway samples a request out, then neither its span nor its calls' spans are exported, though the broker's own rate is 1; answered 5xx, its own span alone is, marked", async () => {
+    const exporter = new BoundedZipkinExporter({
+      endpoint: await deadUrl(),
+      intervalMs: 60_000,
+      maxQueue: 100,
+    });
+    const broker = tracedBroker(exporter, [
+      { name: "gateway" },
+      { name: "work", actions: { run: async () => "done" } },
+    ]);
+    await broker.start();
+    try {
+      expect(await request(broker, exporter, 0, 200)).toEqual([]);
+      const failed = await request(broker, exporter, 0, 503);
+      expect(failed).toHaveLength(1);
+      expect(failed[0]).toMatchObject({
+        name: "GET /rounds/:round_id",
+        tags: { "http.status_code": "503", "sampling.kept": "5xx", error: "INTERNAL" },
+      });
+      const kept = await request(broker, exporter, 1, 200);
+      expect(kept.map((s) => s.name).sort()).toEqual(["GET /rounds/:round_id", "action 'work.run'"]);
+      expect(kept.find((s) => s.name === "GET /rounds/:round_id")!.tags["sampling.kept"]).toBeUndefined();
+    } finally {
+      await broker.stop();
+    }
+  });
+
+  it("when the broker's own rate is 0 and the gateway samples a request in, then its calls follow and are exported", async () => {
+    const exporter = new BoundedZipkinExporter({
+      endpoint: await deadUrl(),
+      intervalMs: 60_000,
+      maxQueue: 100,
+    });
+    const broker = tracedBroker(
+      exporter,
+      [{ name: "gateway" }, { name: "work", actions: { run: async () => "done" } }],
+      0,
+    );
+    await broker.start();
+    try {
+      const spans = await request(broker, exporter, 1, 200);
+      expect(spans.map((s) => s.name).sort()).toEqual(["GET /rounds/:round_id", "action 'work.run'"]);
+    } finally {
+      await broker.stop();
+    }
   });
 });

@@ -1,0 +1,59 @@
+/**
+ * CPU time each server process spends per request served (Linux, from /proc/<pid>/stat), the cost of
+ * a request per service. It shows which process saturates first, and it holds better than req/s when
+ * other work shares the machine: a busy neighbour slows a round but adds little to its CPU per request.
+ */
+import fs from "node:fs";
+
+/** A server process of a system under load; the pid may change when a process is restarted. */
+export interface Watched {
+  name: string;
+  pid: () => number | undefined;
+}
+
+/** Clock ticks per second of utime/stime in /proc/<pid>/stat (USER_HZ, 100 on every Linux we run). */
+const TICKS_PER_SECOND = 100;
+
+/** User plus system CPU time of a process in ms, or undefined when it cannot be read. */
+export function cpuMillisOf(pid: number): number | undefined {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+    // The command name (field 2) may hold spaces: count fields after its closing parenthesis.
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    const utime = Number(fields[11]);
+    const stime = Number(fields[12]);
+    return ((utime + stime) * 1000) / TICKS_PER_SECOND;
+  } catch {
+    return undefined;
+  }
+}
+
+export type CpuPerRequest = Record<string, number>;
+
+/** Starts a reading; `perRequest(n)` gives each process's CPU ms per request over the n served since. */
+export function cpuMeter(watched: Watched[]): { perRequest(requests: number): CpuPerRequest } {
+  const start = watched.map((w) => {
+    const pid = w.pid();
+    return { w, pid, ms: pid === undefined ? undefined : cpuMillisOf(pid) };
+  });
+  return {
+    perRequest(requests) {
+      const out: CpuPerRequest = {};
+      for (const { w, pid, ms } of start) {
+        const now = pid === undefined || w.pid() !== pid ? undefined : cpuMillisOf(pid);
+        if (ms === undefined || now === undefined || requests <= 0) continue;
+        out[w.name] = (now - ms) / requests;
+      }
+      return out;
+    },
+  };
+}
+
+/** "gateway 0.052 · rounds 0.031": each process's CPU ms per request, costliest first, and the sum. */
+export function formatCpu(cpu: CpuPerRequest | undefined): string {
+  const entries = Object.entries(cpu ?? {}).sort((a, b) => b[1] - a[1]);
+  if (entries.length === 0) return "–";
+  const total = entries.reduce((s, [, v]) => s + v, 0);
+  const parts = entries.map(([name, v]) => `${name} ${v.toFixed(3)}`);
+  return entries.length > 1 ? `${parts.join(" · ")} (sum ${total.toFixed(3)})` : parts[0];
+}
