@@ -18,6 +18,7 @@ import type { UserListsChangedEvent, UserRemovedEvent } from "../shared/contract
 import type { Config } from "../shared/config";
 import { NotAuthenticatedError, TokenInvalidError } from "../shared/errors";
 import { noRetry, serviceConfig } from "../shared/runtime";
+import { NATS_RECONNECTED_EVENT } from "../shared/runtime/liveness";
 import { checkReadiness } from "../shared/runtime/readiness";
 import { STOPPING_EVENT } from "../shared/runtime/shutdown";
 import { withinRequest } from "../shared/runtime/request-context";
@@ -119,6 +120,13 @@ function requestIdOf(req: Req): string | undefined {
 
 /** An event group of this gateway process alone, so events about caches reach every gateway. */
 const gatewayGroup = `gateway-${randomUUID()}`;
+
+/** Drops every verified token, vouched user and kept answer: what missed events may have changed. */
+function forgetWhatEventsChange(gw: GatewayService): void {
+  gw.tokens.clear();
+  gw.activeUsers.clear();
+  gw.responses.clear();
+}
 
 /** After the requests in flight have finished: how long idle and half-done connections get to close. */
 const CONNECTION_CLOSE_MS = 1000;
@@ -269,11 +277,13 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
     },
     // Events sent while this process was cut off from the transporter (a `user.removed` among them)
     // never reach it, so on every connection it forgets what they would have changed, as Moleculer's own
-    // memory cacher does on this event.
+    // memory cacher does on `$transporter.connected`; with nats 2.x Moleculer does not see a
+    // reconnection, which the liveness watch announces instead (shared/runtime/liveness).
     "$transporter.connected"(this: GatewayService) {
-      this.tokens.clear();
-      this.activeUsers.clear();
-      this.responses.clear();
+      forgetWhatEventsChange(this);
+    },
+    [NATS_RECONNECTED_EVENT](this: GatewayService) {
+      forgetWhatEventsChange(this);
     },
     // A friendship or a payment changed these users' lists (same per-process group).
     [Events.userListsChanged]: {

@@ -199,6 +199,12 @@ function natsConnectionOf(broker: ServiceBroker): NatsConnection | null {
     : null;
 }
 
+/**
+ * A local event: this process's NATS connection came back after an outage, during which events sent to
+ * it were lost. Processes that keep state an event would have changed forget it then.
+ */
+export const NATS_RECONNECTED_EVENT = "$nats.reconnected";
+
 export const liveSubject = (prefix: string, nodeID: string): string => `${prefix}.LIVE.${nodeID}`;
 
 /** A span of wall-clock time (ms) during which a node was not connected to NATS. */
@@ -438,6 +444,9 @@ export function LivenessMiddleware(
           `NATS reconnected after ${downSince > 0 ? Date.now() - downSince : "?"} ms; ${hold.held} held call(s) and answer(s) go out as their nodes announce themselves.`,
         );
         hold.back();
+        // Moleculer's NATS transporter does not see this reconnection (with nats 2.x), so its
+        // `$transporter.connected` never comes: what forgets state on a lost event listens to this one.
+        broker.broadcastLocal(NATS_RECONNECTED_EVENT, {});
         const across = atDisconnect.filter((id) => transit().pendingRequests.has(id));
         atDisconnect = [];
         settleAcrossOutage(across);

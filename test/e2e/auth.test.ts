@@ -1,5 +1,6 @@
 import jwt from "jsonwebtoken";
 import { call } from "../../shared/contracts";
+import { NATS_RECONNECTED_EVENT } from "../../shared/runtime/liveness";
 import { api, newUser, startSystem, topology, type System } from "../support/system";
 
 let sys: System;
@@ -105,9 +106,12 @@ describe("bearer authentication (spec §5, §7)", () => {
   // A `user.removed` sent while a process was cut off from the transporter never reaches it; what the
   // gateway remembered is forgotten when it connects again. One process has no transporter to lose, so
   // the connection's event is raised here by hand, as Moleculer raises it on every (re)connection.
-  (topology === "embedded" ? it : it.skip)(
-    "when the gateway connects to the transporter again, then it forgets every token and user it had verified",
-    async () => {
+  (topology === "embedded" ? it.each : it.skip.each)([
+    ["$transporter.connected", { wasReconnect: true }],
+    [NATS_RECONNECTED_EVENT, {}],
+  ])(
+    "when the gateway's connection comes back (%s), then it forgets every token and user it had verified",
+    async (event, payload) => {
       const user = await newUser(sys.broker, "reconnecting");
       expect((await api(sys, "GET", roundPath(), { token: user.access_token })).status).toBe(200);
       const gateway = sys.broker.getLocalService("gateway") as unknown as {
@@ -115,7 +119,7 @@ describe("bearer authentication (spec §5, §7)", () => {
         activeUsers: { size: number };
       };
       expect(gateway.tokens.size).toBeGreaterThan(0);
-      sys.broker.broadcastLocal("$transporter.connected", { wasReconnect: true });
+      sys.broker.broadcastLocal(event, payload);
       expect(gateway.tokens.size).toBe(0);
       expect(gateway.activeUsers.size).toBe(0);
       expect((await api(sys, "GET", roundPath(), { token: user.access_token })).status).toBe(200);

@@ -10,6 +10,7 @@ import {
   outageOf,
   type LivenessOptions,
   type Outage,
+  NATS_RECONNECTED_EVENT,
 } from "../../shared/runtime/liveness";
 
 interface FakeNode {
@@ -58,6 +59,8 @@ function fakeBroker(nodes: FakeNode[], probeAnswer: () => Uint8Array = () => new
   let answerProbe: (msg: { respond(data?: Uint8Array): void }) => void = () => undefined;
   const listeners = new Map<string, ((p: unknown) => void)[]>();
   const announced: string[] = [];
+  /** Local events the middleware raised on this broker. */
+  const localEvents: string[] = [];
   const localNode = { id: "gateway-1", local: true, lastHeartbeatTime: Math.round(process.uptime()) };
   const broker = {
     nodeID: "gateway-1",
@@ -68,6 +71,9 @@ function fakeBroker(nodes: FakeNode[], probeAnswer: () => Uint8Array = () => new
         listeners.set(event, [...(listeners.get(event) ?? []), fn]),
     },
     getLogger: () => ({ warn: () => undefined }),
+    broadcastLocal: (event: string) => {
+      localEvents.push(event);
+    },
     transit: {
       pendingRequests,
       tx: {
@@ -111,6 +117,7 @@ function fakeBroker(nodes: FakeNode[], probeAnswer: () => Uint8Array = () => new
     raw: broker,
     status,
     announced,
+    localEvents,
     emit,
     pendingRequests,
     probeMe,
@@ -200,6 +207,8 @@ describe("liveness after a NATS outage", () => {
     await settle();
     await settle();
     expect(fake.announced).toEqual(["INFO", "DISCOVER"]);
+    // Moleculer's own `$transporter.connected` never comes for it (nats 2.x): this event says it.
+    expect(fake.localEvents).toEqual([NATS_RECONNECTED_EVENT]);
     fake.stop();
   });
 
