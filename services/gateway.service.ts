@@ -3,13 +3,14 @@
  * and its time bounds (gateway/http-bounds), authenticates, reads the request into action parameters
  * (the JSON body, or the upload streamed to the stores service), calls the action the route table names
  * (gateway/routes), and answers every error in the spec's shapes (gateway/error-answer, mapped in
- * gateway/http-errors). It uses moleculer-web through its documented settings and hooks; the few
- * overrides of its methods, each guarded, are in gateway/moleculer-web-overrides.
+ * gateway/http-errors). It uses moleculer-web through its documented settings, route hooks and alias
+ * handlers only: each route of the spec is a function alias that calls its action and writes the answer
+ * (gateway/route-answer), and the `rest` action's error hook answers every error.
  */
 import { randomUUID } from "node:crypto";
 import fs from "node:fs";
 import http, { type IncomingMessage, type ServerResponse } from "node:http";
-import type { Context, Service, ServiceSchema } from "moleculer";
+import type { ActionHookError, Context, Service, ServiceSchema } from "moleculer";
 import ApiGateway from "moleculer-web";
 import { call, Events } from "../shared/contracts";
 import type { AuthMeta, Caller } from "../shared/contracts/common";
@@ -45,24 +46,26 @@ import { parseJsonBody, parseListBody, readRaw } from "./gateway/request-body";
 import { traceRequest } from "./gateway/request-span";
 import { HttpMetrics } from "./gateway/http-metrics";
 import { callerOfBearer } from "./gateway/bearer";
-import { callerTag, routeByAction, routes, type RouteSpec } from "./gateway/routes";
+import { callerTag, routes, type RouteSpec } from "./gateway/routes";
 import { paramsOfRequest, rateLimitCaller } from "./gateway/request-params";
 import { UploadSlots } from "./gateway/upload-slots";
 import { multicastBodyLimit, stageRecipientPages } from "./gateway/recipient-pages";
-import { httpServerOptions, requestDeadline, REST_TIMEOUT_MARGIN_MS } from "./gateway/http-bounds";
+import {
+  httpServerOptions,
+  markArrival,
+  requestDeadline,
+  REST_TIMEOUT_MARGIN_MS,
+} from "./gateway/http-bounds";
 import type { BodyBounds } from "./gateway/body-watch";
-import type { MicrocacheSlot } from "./gateway/microcache";
-import { overrideMoleculerWeb, type WebGateway } from "./gateway/moleculer-web-overrides";
+import { answerRoute, routeOfRequest, type RouteAnswerDeps } from "./gateway/route-answer";
 import { writeJson } from "./gateway/write-json";
 
 type Req = IncomingMessage & {
-  $alias?: { action?: string; method?: string; fullPath?: string };
+  $alias?: { action?: string; method?: string; fullPath?: string; handler?: unknown };
   /** The type of the error answered, for the request's span (tracing on only). */
   $errorType?: string;
   $params: Record<string, unknown>;
   $ctx?: Context;
-  /** Set when this read's answer may be kept (gateway/moleculer-web-overrides). */
-  $microcache?: MicrocacheSlot;
   /** When the whole request must be answered (gateway/http-bounds). */
   $deadline?: number;
   parsedUrl?: string;
@@ -76,7 +79,7 @@ interface AliasLike {
   match(url: string): Record<string, string> | false;
 }
 
-interface GatewayService extends Service, Omit<WebGateway, "specOf"> {
+interface GatewayService extends Service, RouteAnswerDeps {
   config: Config;
   /** Tracing is on (TRACING_ENDPOINT): each request gets its span (gateway/request-span). */
   tracing: boolean;
@@ -152,6 +155,7 @@ function requestListener(gw: GatewayService) {
   const handle = gw.express();
   const specOf = (req: IncomingMessage) => gw.specOf(req as Req);
   return (req: IncomingMessage, res: Res) => {
+    markArrival(req);
     gw.httpMetrics?.track(req, res, specOf);
     return withinRequest({ requestID: () => requestIdOf(req as Req) }, () =>
       handle(req, res, () => answerNotRouted(req, res, gw.aliases)).catch((err: unknown) => {
@@ -162,6 +166,12 @@ function requestListener(gw: GatewayService) {
       }),
     );
   };
+}
+
+/** The `rest` action's error hook: answers the error, and the request counts as routed. */
+function answeredErrorHook(this: GatewayService, ctx: Context<{ req: Req; res: Res }>, err: unknown) {
+  this.answerError(ctx.params.req, ctx.params.res, err);
+  return true;
 }
 
 const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayService> = {
@@ -179,12 +189,7 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
     },
     // Every error leaves in the spec's shape (moleculer-web's global error handler).
     onError(this: GatewayService, req: Req, res: Res, err: unknown) {
-      answerError(req, res, err, {
-        logger: this.logger,
-        spec: this.specOf(req),
-        requestID: requestIdOf(req),
-        tracing: this.tracing,
-      });
+      this.answerError(req, res, err);
     },
     // Request logging is off the hot path; errors are logged where they are answered.
     logRequest: null,
@@ -199,7 +204,8 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
         authentication: true,
         authorization: true,
         aliases: {
-          ...Object.fromEntries(routes.map((r) => [`${r.method} ${r.path}`, r.action])),
+          // Each route of the spec: its action called and its answer written (gateway/route-answer).
+          ...Object.fromEntries(routes.map((r) => [`${r.method} ${r.path}`, answerRoute(r)])),
           // The printed API address opened in a browser: the API reference.
           "GET /"(_req: Req, res: Res) {
             res.writeHead(302, { Location: "/docs", "Content-Length": 0 });
@@ -261,6 +267,15 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
         }
       },
     },
+    // An error of the request (authentication, its body, its action) is answered here, in the spec's
+    // shape, and the request counts as handled: Moleculer's error hook may "handle the error and return
+    // another response" (its documented fallback; the typings declare void), and a non-null answer tells
+    // moleculer-web the request was routed. Its own handler would first log every 5xx with its stack,
+    // where gateway/error-answer logs only what is a fault. Only the `rest` call's own timeout
+    // (HTTP_REQUEST_TIMEOUT_MS plus a margin, checked around the hooks) still passes that handler.
+    error: {
+      rest: answeredErrorHook as unknown as ActionHookError,
+    },
   },
 
   events: {
@@ -309,8 +324,17 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
     },
 
     specOf(req: Req): RouteSpec | undefined {
-      const action = req.$alias?.action;
-      return action ? routeByAction.get(action) : undefined;
+      return routeOfRequest(req);
+    },
+
+    /** Answers `err` in the spec's shape (gateway/error-answer); never throws. */
+    answerError(this: GatewayService, req: Req, res: Res, err: unknown): void {
+      answerError(req, res, err, {
+        logger: this.logger,
+        spec: this.specOf(req),
+        requestID: requestIdOf(req),
+        tracing: this.tracing,
+      });
     },
 
     /** Spec §5/§7: bearer or API key, per route; sets ctx.meta.user. Runs before the body is read. */
@@ -468,10 +492,6 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
     this.takesRawJson = this.config.transporter === "" || this.config.serializer === "Hybrid";
     this.uploads = new UploadSlots(this.config.uploadsMax, this.config.uploadsMaxPerCaller);
     this.openApi = buildOpenApi(routes, this.config.publicUrl);
-    overrideMoleculerWeb(this, {
-      off: this.config.internalsHooksOff,
-      warn: (message) => this.logger.warn(message),
-    });
     this.server = http.createServer(httpServerOptions(this.config), requestListener(this));
     this.server.on("error", (err) => this.logger.error("HTTP server error", err));
     // What Node's HTTP parser refuses is answered in the spec's shape too (gateway/client-error).

@@ -22,8 +22,24 @@ export const CONNECTION_CHECK_MS = 1000;
  */
 export const REST_TIMEOUT_MARGIN_MS = 1000;
 
-/** A request as the gateway times it: its deadline, set when the gateway takes it. */
-export type TimedRequest = IncomingMessage & { $deadline?: number };
+/** A request as the gateway times it: when it came in, and its deadline, set when the gateway takes it. */
+export type TimedRequest = IncomingMessage & { $deadline?: number; $arrival?: Arrival };
+
+/** When a request's headers were in, and how many bytes its connection had read by then. */
+export interface Arrival {
+  at: number;
+  bytesRead: number;
+}
+
+/**
+ * Notes when the request came in (its listener's first step), so that the time its body goes without a
+ * byte counts from the last byte the client sent, not from when the gateway began to read it
+ * (gateway/body-watch): authenticating first may take a while, and the client's silence meanwhile is
+ * its own.
+ */
+export function markArrival(req: TimedRequest, now: number = Date.now()): void {
+  req.$arrival = { at: now, bytesRead: req.socket?.bytesRead ?? 0 };
+}
 
 /**
  * When the whole of this request must be answered: HTTP_REQUEST_TIMEOUT_MS after the gateway took it, or

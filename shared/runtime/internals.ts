@@ -21,8 +21,6 @@ export const HOOK_NAMES = [
   "nedb-group-commit",
   "nedb-read-by-id",
   "http-acceptors",
-  "gateway-fast-answers",
-  "gateway-error-log",
 ] as const;
 
 export type HookName = (typeof HOOK_NAMES)[number];
