@@ -3,9 +3,9 @@
  * and its time bounds (gateway/http-bounds), authenticates, reads the request into action parameters
  * (the JSON body, or the upload streamed to the stores service), calls the action the route table names
  * (gateway/routes), and answers every error in the spec's shapes (gateway/error-answer, mapped in
- * gateway/http-errors). It uses moleculer-web through its documented settings, route hooks and alias
- * handlers only: each route of the spec is a function alias that calls its action and writes the answer
- * (gateway/route-answer), and the `rest` action's error hook answers every error.
+ * gateway/http-errors). It uses moleculer-web through its documented settings and hooks (the `rest`
+ * action's error hook answers every error); its one override of moleculer-web's methods, guarded, is in
+ * gateway/moleculer-web-overrides.
  */
 import { randomUUID } from "node:crypto";
 import fs from "node:fs";
@@ -46,7 +46,7 @@ import { parseJsonBody, parseListBody, readRaw } from "./gateway/request-body";
 import { traceRequest } from "./gateway/request-span";
 import { HttpMetrics } from "./gateway/http-metrics";
 import { callerOfBearer } from "./gateway/bearer";
-import { callerTag, routes, type RouteSpec } from "./gateway/routes";
+import { callerTag, routeByAction, routes, type RouteSpec } from "./gateway/routes";
 import { paramsOfRequest, rateLimitCaller } from "./gateway/request-params";
 import { UploadSlots } from "./gateway/upload-slots";
 import { multicastBodyLimit, stageRecipientPages } from "./gateway/recipient-pages";
@@ -57,15 +57,18 @@ import {
   REST_TIMEOUT_MARGIN_MS,
 } from "./gateway/http-bounds";
 import type { BodyBounds } from "./gateway/body-watch";
-import { answerRoute, routeOfRequest, type RouteAnswerDeps } from "./gateway/route-answer";
+import type { MicrocacheSlot } from "./gateway/microcache";
+import { overrideMoleculerWeb, type WebGateway } from "./gateway/moleculer-web-overrides";
 import { writeJson } from "./gateway/write-json";
 
 type Req = IncomingMessage & {
-  $alias?: { action?: string; method?: string; fullPath?: string; handler?: unknown };
+  $alias?: { action?: string; method?: string; fullPath?: string };
   /** The type of the error answered, for the request's span (tracing on only). */
   $errorType?: string;
   $params: Record<string, unknown>;
   $ctx?: Context;
+  /** Set when this read's answer may be kept (gateway/moleculer-web-overrides). */
+  $microcache?: MicrocacheSlot;
   /** When the whole request must be answered (gateway/http-bounds). */
   $deadline?: number;
   parsedUrl?: string;
@@ -79,7 +82,7 @@ interface AliasLike {
   match(url: string): Record<string, string> | false;
 }
 
-interface GatewayService extends Service, RouteAnswerDeps {
+interface GatewayService extends Service, Omit<WebGateway, "specOf"> {
   config: Config;
   /** Tracing is on (TRACING_ENDPOINT): each request gets its span (gateway/request-span). */
   tracing: boolean;
@@ -204,8 +207,7 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
         authentication: true,
         authorization: true,
         aliases: {
-          // Each route of the spec: its action called and its answer written (gateway/route-answer).
-          ...Object.fromEntries(routes.map((r) => [`${r.method} ${r.path}`, answerRoute(r)])),
+          ...Object.fromEntries(routes.map((r) => [`${r.method} ${r.path}`, r.action])),
           // The printed API address opened in a browser: the API reference.
           "GET /"(_req: Req, res: Res) {
             res.writeHead(302, { Location: "/docs", "Content-Length": 0 });
@@ -268,9 +270,9 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
       },
     },
     // An error of the request (authentication, its body, its action) is answered here, in the spec's
-    // shape, and the request counts as handled: Moleculer's error hook may "handle the error and return
-    // another response" (its documented fallback; the typings declare void), and a non-null answer tells
-    // moleculer-web the request was routed. Its own handler would first log every 5xx with its stack,
+    // shape, and the request counts as handled: the call resolves with what an error hook returns
+    // (Moleculer's hook middleware; its typings declare void), and a non-null answer tells moleculer-web
+    // the request was routed. Its own handler would first log every 5xx with its stack,
     // where gateway/error-answer logs only what is a fault. Only the `rest` call's own timeout
     // (HTTP_REQUEST_TIMEOUT_MS plus a margin, checked around the hooks) still passes that handler.
     error: {
@@ -324,7 +326,8 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
     },
 
     specOf(req: Req): RouteSpec | undefined {
-      return routeOfRequest(req);
+      const action = req.$alias?.action;
+      return action ? routeByAction.get(action) : undefined;
     },
 
     /** Answers `err` in the spec's shape (gateway/error-answer); never throws. */
@@ -492,6 +495,10 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
     this.takesRawJson = this.config.transporter === "" || this.config.serializer === "Hybrid";
     this.uploads = new UploadSlots(this.config.uploadsMax, this.config.uploadsMaxPerCaller);
     this.openApi = buildOpenApi(routes, this.config.publicUrl);
+    overrideMoleculerWeb(this, {
+      off: this.config.internalsHooksOff,
+      warn: (message) => this.logger.warn(message),
+    });
     this.server = http.createServer(httpServerOptions(this.config), requestListener(this));
     this.server.on("error", (err) => this.logger.error("HTTP server error", err));
     // What Node's HTTP parser refuses is answered in the spec's shape too (gateway/client-error).

@@ -260,7 +260,7 @@ export const configSchema = {
   httpBodyIdleTimeoutMs: entry(
     "HTTP_BODY_IDLE_TIMEOUT_MS",
     "10000",
-    "Longest a request body may go without a byte while the gateway waits for it; then 408 and the connection is closed",
+    "Longest a request body may go without a byte from the client (not counting time the gateway holds it back); then 408 and the connection is closed",
     int(1000, 600_000),
   ),
   httpKeepAliveTimeoutMs: entry(

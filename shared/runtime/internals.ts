@@ -21,6 +21,7 @@ export const HOOK_NAMES = [
   "nedb-group-commit",
   "nedb-read-by-id",
   "http-acceptors",
+  "gateway-fast-answers",
 ] as const;
 
 export type HookName = (typeof HOOK_NAMES)[number];
