@@ -61,10 +61,14 @@ async function start(variant: string, port: number): Promise<Server> {
       LOG_LEVEL: "error",
       ...Object.fromEntries(settings.map((s) => s.split("="))),
     },
-    stdio: "ignore",
+    stdio: ["ignore", "ignore", "pipe"],
   });
+  let stderr = "";
+  child.stderr?.setEncoding("utf8").on("data", (d: string) => (stderr = (stderr + d).slice(-4000)));
   const manifestFile = path.join(dataDir, "demo-manifest.json");
-  for (let i = 0; i < 300 && !fs.existsSync(manifestFile); i++) await sleep(200);
+  // Seeding takes a few seconds, far longer on a loaded machine.
+  for (let i = 0; i < 900 && !fs.existsSync(manifestFile) && child.exitCode === null; i++) await sleep(200);
+  if (!fs.existsSync(manifestFile)) throw new Error(`${variant} did not start: ${stderr}`);
   for (let i = 0; i < 100; i++) {
     const up = await fetch(`http://127.0.0.1:${port}/health`).then(
       (r) => r.ok,

@@ -171,6 +171,18 @@ function requestListener(gw: GatewayService) {
   };
 }
 
+/**
+ * The request's span (tracing on: gateway/request-span), on the `rest` call's context. A route middleware
+ * rather than a `before` hook of `rest`: an action hook puts promise steps in front of every request.
+ */
+function startRequestSpan(this: GatewayService, req: Req, _res: Res, next: () => void): void {
+  if (this.tracing && req.$ctx) {
+    const ctx = req.$ctx as Context<{ req: Req; res: Res }>;
+    traceRequest(this, ctx, (r) => this.specOf(r as Req), this.config.tracingSampleRate);
+  }
+  next();
+}
+
 /** The `rest` action's error hook: answers the error, and the request counts as routed. */
 function answeredErrorHook(this: GatewayService, ctx: Context<{ req: Req; res: Res }>, err: unknown) {
   this.answerError(ctx.params.req, ctx.params.res, err);
@@ -206,6 +218,8 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
         bodyParsers: false, // bodies are read after authentication, see authorize()
         authentication: true,
         authorization: true,
+        // moleculer-web's documented route middlewares run first for every request under the route.
+        use: [startRequestSpan],
         aliases: {
           ...Object.fromEntries(routes.map((r) => [`${r.method} ${r.path}`, r.action])),
           // The printed API address opened in a browser: the API reference.
@@ -262,13 +276,6 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
   },
 
   hooks: {
-    before: {
-      rest(this: GatewayService, ctx: Context<{ req: Req; res: Res }>) {
-        if (this.tracing) {
-          traceRequest(this, ctx, (req) => this.specOf(req as Req), this.config.tracingSampleRate);
-        }
-      },
-    },
     // An error of the request (authentication, its body, its action) is answered here, in the spec's
     // shape, and the request counts as handled: the call resolves with what an error hook returns
     // (Moleculer's hook middleware; its typings declare void), and a non-null answer tells moleculer-web
