@@ -14,9 +14,10 @@ import { api, newUser, startSystem, topology, type System } from "../support/sys
 import { eventFields, eventForm, heldUpload, pngBytes, postRawUpload } from "../support/upload";
 
 let sys: System;
+// A cluster (the `cluster` project) first builds dist/: longer than jest's 30 s on a busy machine.
 beforeAll(async () => {
   sys = await startSystem({ env: { PICTURE_MAX_BYTES: String(256 * 1024) } });
-});
+}, 120_000);
 afterAll(() => sys.stop());
 
 const url = (storeId: number = sys.manifest.stores.alice_store) => `${sys.baseUrl}/stores/${storeId}/events`;
