@@ -32,6 +32,7 @@ module.exports = {
         "rounds-join",
         "rounds-read",
         "slow-clients",
+        "store-event-retries",
         "store-events",
         "users-lists",
       ].map((suite) => `<rootDir>/test/e2e/${suite}.test.ts`),

@@ -15,6 +15,7 @@ import ApiGateway from "moleculer-web";
 import { call, Events } from "../shared/contracts";
 import type { AuthMeta, Caller } from "../shared/contracts/common";
 import type { RoundMemberJoinedEvent } from "../shared/contracts/rounds";
+import type { ReleaseEventKeyParams } from "../shared/contracts/stores";
 import type { UserListsChangedEvent, UserRemovedEvent } from "../shared/contracts/users";
 import type { Config } from "../shared/config";
 import { NotAuthenticatedError, TokenInvalidError } from "../shared/errors";
@@ -71,6 +72,8 @@ type Req = IncomingMessage & {
   $microcache?: MicrocacheSlot;
   /** When the whole request must be answered (gateway/http-bounds). */
   $deadline?: number;
+  /** The Idempotency-Key this upload holds, until given back (docs/decisions/0076). */
+  $eventKey?: ReleaseEventKeyParams;
   parsedUrl?: string;
   query?: Record<string, unknown>;
 };
@@ -105,8 +108,14 @@ interface GatewayService extends Service, Omit<WebGateway, "specOf"> {
   stopAccepting(): void;
   specOf(req: Req): RouteSpec | undefined;
   limitRate(ctx: Context<unknown, AuthMeta>, req: Req, spec: RouteSpec): Promise<void>;
-  readUpload(ctx: Context<unknown, AuthMeta>, req: Req, storeId: string): Promise<Record<string, unknown>>;
-  receiveUpload(ctx: Context<unknown, AuthMeta>, req: Req): Promise<Record<string, unknown>>;
+  readUpload(
+    ctx: Context<unknown, AuthMeta>,
+    req: Req,
+    storeId: string,
+    idempotencyKey: string | undefined,
+  ): Promise<Record<string, unknown>>;
+  receiveUpload(ctx: Context<unknown, AuthMeta>, req: Req, digest: boolean): Promise<Record<string, unknown>>;
+  releaseEventKey(req: Req): Promise<void>;
   bodyBounds(req: Req): BodyBounds;
   sendJson(res: Res, status: number, body: unknown, headers?: Record<string, string>): void;
   /** moleculer-web's request handler as a middleware (its documented use with `server: false`). */
@@ -339,6 +348,9 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
 
     /** Answers `err` in the spec's shape (gateway/error-answer); never throws. */
     answerError(this: GatewayService, req: Req, res: Res, err: unknown): void {
+      // An upload that failed after it took its Idempotency-Key, past the points that give it back
+      // themselves (a `createEvent` call that never reached the stores service, or timed out).
+      if (req.$eventKey) void this.releaseEventKey(req);
       answerError(req, res, err, {
         logger: this.logger,
         spec: this.specOf(req),
@@ -396,7 +408,8 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
       await this.limitRate(ctx, req, spec);
       const { path, headers, query } = paramsOfRequest(spec, req);
       if (spec.body === "multipart") {
-        req.$params = { ...path, ...(await this.readUpload(ctx, req, String(path.store_id))) };
+        const key = typeof headers.idempotency_key === "string" ? headers.idempotency_key : undefined;
+        req.$params = { ...path, ...(await this.readUpload(ctx, req, String(path.store_id), key)) };
         return;
       }
       let body: Record<string, unknown> = {};
@@ -419,29 +432,71 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
     },
 
     /**
-     * The store-event upload: permission first (an outsider's 10 MB are never read), then the multipart
-     * body, its picture streamed to the stores service as it arrives.
+     * The store-event upload: permission first (an outsider's 10 MB are never read), and with it the
+     * Idempotency-Key taken for this request (409 while another request holds it), then the multipart
+     * body, its picture streamed to the stores service as it arrives (and hashed there, with a key).
+     * A failure before `createEvent` gives the key back at once, so a retry need not wait for it.
      */
-    async readUpload(this: GatewayService, ctx: Context<unknown, AuthMeta>, req: Req, storeId: string) {
+    async readUpload(
+      this: GatewayService,
+      ctx: Context<unknown, AuthMeta>,
+      req: Req,
+      storeId: string,
+      idempotencyKey: string | undefined,
+    ) {
       const userId = ctx.meta.user?.id;
       if (!userId) throw new NotAuthenticatedError();
-      await call(ctx, "stores.checkEventPermission", { store_id: storeId, user_id: userId });
-      const release = this.uploads.take(userId);
+      const held =
+        idempotencyKey === undefined
+          ? undefined
+          : { user_id: userId, idempotency_key: idempotencyKey, lease: randomUUID() };
+      req.$eventKey = held;
       try {
-        return await this.receiveUpload(ctx, req);
-      } finally {
-        release();
+        await call(ctx, "stores.checkEventPermission", {
+          store_id: storeId,
+          user_id: userId,
+          ...(held ? { idempotency_key: held.idempotency_key, lease: held.lease } : {}),
+        }).catch((err: unknown) => {
+          // A refusal (404, 403, 409, a bad key's 422) took nothing; another failure may have come after
+          // the key was taken.
+          const code = (err as { code?: unknown } | null)?.code;
+          if (typeof code === "number" && code < 500) req.$eventKey = undefined;
+          throw err;
+        });
+        const release = this.uploads.take(userId);
+        try {
+          const upload = await this.receiveUpload(ctx, req, held !== undefined);
+          return held ? { ...upload, idempotency: { key: held.idempotency_key, lease: held.lease } } : upload;
+        } finally {
+          release();
+        }
+      } catch (err) {
+        await this.releaseEventKey(req);
+        throw err;
       }
     },
 
+    /**
+     * Gives this request's Idempotency-Key back (once). Not a call of the request's context: its time may
+     * be spent (a 408 at the deadline), and the key must still go back.
+     */
+    async releaseEventKey(this: GatewayService, req: Req): Promise<void> {
+      const held = req.$eventKey;
+      if (!held) return;
+      req.$eventKey = undefined;
+      await call(this.broker, "stores.releaseEventKey", held).catch((err: unknown) =>
+        this.logger.warn("Giving an Idempotency-Key back failed; it frees itself when its lease ends", err),
+      );
+    },
+
     /** The multipart body, its picture streamed to the stores service as it arrives. */
-    async receiveUpload(this: GatewayService, ctx: Context<unknown, AuthMeta>, req: Req) {
+    async receiveUpload(this: GatewayService, ctx: Context<unknown, AuthMeta>, req: Req, digest: boolean) {
       const form = await readEventMultipart(
         req,
         { fileBytes: this.config.pictureMaxBytes, fields: 40, fieldBytes: 64 * 1024 },
         (file) =>
           sendInChunks(file, {
-            begin: () => ctx.call("stores.stageBegin", {}),
+            begin: () => ctx.call("stores.stageBegin", digest ? { sha256: true } : {}),
             chunk: (id, nodeID, bytes) =>
               ctx.call("stores.stageChunk", { staged_id: id, chunk: bytes }, { nodeID }),
             end: (id, nodeID) => ctx.call("stores.stageEnd", { staged_id: id }, { nodeID }),

@@ -2,7 +2,8 @@
  * stores: stores with their managers, their items (products and event items) and the items' pictures.
  * Rounds read items through `item` (cached). Store events are created from a multipart upload whose
  * picture the gateway sends here in acknowledged chunks (`stageBegin`/`stageChunk`/`stageEnd`) before
- * `createEvent`; `store.event.created` follows.
+ * `createEvent`; `store.event.created` follows. A request's Idempotency-Key is taken with the permission
+ * check and given back by `createEvent` (or `releaseEventKey`): stores/event-keys.repository.ts.
  */
 import type { Context, Service, ServiceSchema } from "moleculer";
 import { ReadinessMixin } from "../shared/runtime/readiness";
@@ -17,16 +18,31 @@ import {
   EventPermissionParams,
   GetItemParams,
   MediaParams,
+  ReleaseEventKeyParams,
+  REPLAYED_HEADER,
+  StageBeginParams,
   type StagedPicture,
 } from "../shared/contracts/stores";
 import type { Config } from "../shared/config";
-import { BadRequestError, NotAuthenticatedError, NotFoundError } from "../shared/errors";
+import {
+  BadRequestError,
+  IdempotencyKeyBusyError,
+  NotAuthenticatedError,
+  NotFoundError,
+} from "../shared/errors";
 import { noRetry, serviceConfig, serviceStore } from "../shared/runtime";
 import type { OutboxRelay } from "../shared/outbox";
 import { startOutboxRelay } from "../shared/runtime/start-outbox-relay";
+import { Sweeper } from "../shared/runtime/sweeper";
 import { traceContextOf } from "../shared/tracing/propagation";
 import { LocalBlobStore } from "./stores/blob-store";
-import { createStoreEvent, managedStore } from "./stores/store-events";
+import {
+  EVENT_KEY_SWEEP_INTERVAL_MS,
+  EventKeysRepository,
+  eventKeyId,
+  keyLeaseMs,
+} from "./stores/event-keys.repository";
+import { createOrReplayStoreEvent, managedStore } from "./stores/store-events";
 import { StoresRepository, toItemInfo, toStoreInfo } from "./stores/stores.repository";
 
 /** Chunks are bytes with a binary serializer; JSON turns a Buffer into `{type: "Buffer", data: [...]}`. */
@@ -46,8 +62,11 @@ interface MediaMeta {
 interface StoresService extends Service {
   config: Config;
   repo: StoresRepository;
+  eventKeys: EventKeysRepository;
   blobs: LocalBlobStore;
   relay: OutboxRelay;
+  /** Deletes expired Idempotency-Keys (IDEMPOTENCY_KEY_TTL). */
+  keySweep: Sweeper | null;
 }
 
 const StoresServiceSchema: ServiceSchema<Record<string, never>, StoresService> = {
@@ -98,7 +117,11 @@ const StoresServiceSchema: ServiceSchema<Record<string, never>, StoresService> =
       },
     },
 
-    /** Called by the gateway before it reads an upload: 404 unknown store, 403 not a manager. */
+    /**
+     * Called by the gateway before it reads an upload: 404 unknown store, 403 not a manager; with an
+     * Idempotency-Key, takes it for the request's lease (409 with Retry-After while another holds it).
+     * Safe to repeat: the same lease takes the key again.
+     */
     checkEventPermission: {
       visibility: "public",
       params: EventPermissionParams,
@@ -106,8 +129,35 @@ const StoresServiceSchema: ServiceSchema<Record<string, never>, StoresService> =
         this: StoresService,
         ctx: Context<ParamsOf<"stores.checkEventPermission">>,
       ): Promise<ResultOf<"stores.checkEventPermission">> {
-        const store = await managedStore(this.repo, ctx.params.store_id, ctx.params.user_id);
+        const { store_id, user_id, idempotency_key: key, lease } = ctx.params;
+        const store = await managedStore(this.repo, store_id, user_id);
+        if (key !== undefined) {
+          if (lease === undefined) throw new BadRequestError("An Idempotency-Key needs a lease");
+          const claim = await this.eventKeys.claim(
+            eventKeyId(user_id, key),
+            lease,
+            new Date(),
+            keyLeaseMs(this.config),
+            this.config.idempotencyKeyTtlSeconds * 1000,
+          );
+          if (!claim.claimed) throw new IdempotencyKeyBusyError();
+        }
         return { store_id: store._id };
+      },
+    },
+
+    /** The gateway gives a key back when its request failed before `createEvent` answered. */
+    releaseEventKey: {
+      visibility: "public",
+      params: ReleaseEventKeyParams,
+      async handler(
+        this: StoresService,
+        ctx: Context<ParamsOf<"stores.releaseEventKey">>,
+      ): Promise<ResultOf<"stores.releaseEventKey">> {
+        const { user_id, idempotency_key, lease } = ctx.params;
+        return {
+          released: await this.eventKeys.release(eventKeyId(user_id, idempotency_key), lease, new Date()),
+        };
       },
     },
 
@@ -119,8 +169,13 @@ const StoresServiceSchema: ServiceSchema<Record<string, never>, StoresService> =
     stageBegin: {
       retryPolicy: noRetry,
       visibility: "public",
-      async handler(this: StoresService): Promise<{ staged_id: string; node_id: string }> {
-        return { staged_id: await this.blobs.begin(), node_id: this.broker.nodeID };
+      params: StageBeginParams,
+      async handler(
+        this: StoresService,
+        ctx: Context<StageBeginParams>,
+      ): Promise<{ staged_id: string; node_id: string }> {
+        const stagedId = await this.blobs.begin({ sha256: ctx.params.sha256 === true });
+        return { staged_id: stagedId, node_id: this.broker.nodeID };
       },
     },
 
@@ -142,7 +197,9 @@ const StoresServiceSchema: ServiceSchema<Record<string, never>, StoresService> =
       visibility: "public",
       async handler(this: StoresService, ctx: Context<{ staged_id: string }>): Promise<StagedPicture> {
         const staged = await this.blobs.finish(String(ctx.params.staged_id));
-        return { staged_id: staged.stagedId, size: staged.size, mime: staged.mime };
+        const picture: StagedPicture = { staged_id: staged.stagedId, size: staged.size, mime: staged.mime };
+        if (staged.sha256) picture.sha256 = staged.sha256;
+        return picture;
       },
     },
 
@@ -154,33 +211,50 @@ const StoresServiceSchema: ServiceSchema<Record<string, never>, StoresService> =
       },
     },
 
-    /** POST /stores/{store_id}/events, after the gateway staged the picture. */
+    /**
+     * POST /stores/{store_id}/events, after the gateway staged the picture. With an Idempotency-Key the
+     * answer may be an earlier request's (header Idempotent-Replayed); the key is given back either way.
+     */
     createEvent: {
       retryPolicy: noRetry,
       params: CreateEventParams,
-      handler(
+      async handler(
         this: StoresService,
-        ctx: Context<ParamsOf<"stores.createEvent">, AuthMeta>,
+        ctx: Context<ParamsOf<"stores.createEvent">, AuthMeta & MediaMeta>,
       ): Promise<ResultOf<"stores.createEvent">> {
         const user = ctx.meta.user;
         if (!user) throw new NotAuthenticatedError();
-        return createStoreEvent(
-          {
-            repo: this.repo,
-            blobs: this.blobs,
-            pickQuestion: () => call(ctx, "rounds.pickQuestion", {}),
-            announce: (pending) => this.relay.deliver(pending),
-            publicUrl: this.config.publicUrl,
-            now: () => new Date(),
-          },
-          {
-            storeId: ctx.params.store_id,
-            userId: user.id,
-            fields: ctx.params.fields,
-            picture: ctx.params.picture,
-            trace: traceContextOf(ctx),
-          },
-        );
+        const { idempotency } = ctx.params;
+        try {
+          const outcome = await createOrReplayStoreEvent(
+            {
+              repo: this.repo,
+              blobs: this.blobs,
+              pickQuestion: () => call(ctx, "rounds.pickQuestion", {}),
+              announce: (pending) => this.relay.deliver(pending),
+              eventIdOfKey: (userId, key) => this.eventKeys.eventIdOf(eventKeyId(userId, key), new Date()),
+              publicUrl: this.config.publicUrl,
+              now: () => new Date(),
+            },
+            {
+              storeId: ctx.params.store_id,
+              userId: user.id,
+              fields: ctx.params.fields,
+              picture: ctx.params.picture,
+              ...(idempotency ? { idempotencyKey: idempotency.key } : {}),
+              trace: traceContextOf(ctx),
+            },
+          );
+          if (outcome.replayed) ctx.meta.$responseHeaders = { [REPLAYED_HEADER]: "true" };
+          return outcome.event;
+        } finally {
+          // Before the answer leaves, so a retry sent on receiving it finds the key free.
+          if (idempotency) {
+            await this.eventKeys
+              .release(eventKeyId(user.id, idempotency.key), idempotency.lease, new Date())
+              .catch((err: unknown) => this.logger.warn("Giving an Idempotency-Key back failed", err));
+          }
+        }
       },
     },
 
@@ -205,18 +279,32 @@ const StoresServiceSchema: ServiceSchema<Record<string, never>, StoresService> =
 
   created(this: StoresService) {
     this.config = serviceConfig(this);
+    this.keySweep = null;
   },
 
   async started(this: StoresService) {
-    this.repo = new StoresRepository(await serviceStore(this));
+    const store = await serviceStore(this);
+    this.repo = new StoresRepository(store);
     await this.repo.init();
+    this.eventKeys = new EventKeysRepository(store);
+    await this.eventKeys.init();
     this.blobs = new LocalBlobStore(this.config.mediaDir || path.join(this.config.dataDir, "media"));
     const swept = this.blobs.sweep();
     if (swept > 0) this.logger.info(`Removed ${swept} abandoned staged upload(s)`);
     this.relay = startOutboxRelay(this, this.repo.outbox);
+    this.keySweep = new Sweeper(
+      [{ name: "expired Idempotency-Keys", run: (now) => this.eventKeys.deleteExpired(now) }],
+      {
+        intervalMs: EVENT_KEY_SWEEP_INTERVAL_MS,
+        warn: (message, err) => this.logger.warn(message, err),
+        report: (removed) => this.logger.info("Swept expired store-event keys", removed),
+      },
+    );
+    this.keySweep.start();
   },
 
   async stopped(this: StoresService) {
+    await this.keySweep?.stop();
     await this.relay?.stop();
   },
 };

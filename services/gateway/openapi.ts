@@ -48,7 +48,9 @@ function parameters(route: RouteSpec): Json[] {
   }
   for (const [header, param] of Object.entries(route.headers ?? {})) {
     const name = header.replace(/(^|-)([a-z])/g, (_m, dash: string, c: string) => dash + c.toUpperCase());
-    out.push({ name, in: "header", required: false, schema: plain(props[param] ?? { type: "string" }) });
+    const schema = plain(props[param] ?? { type: "string" });
+    const description = typeof schema.description === "string" ? { description: schema.description } : {};
+    out.push({ name, in: "header", required: false, ...description, schema });
   }
   return out;
 }
@@ -93,13 +95,27 @@ function responses(route: RouteSpec): Json {
   else if (success.contentType)
     ok.content = { [success.contentType]: { schema: { type: "string", format: "binary" } } };
   const out: Json = { [String(success.status)]: ok };
+  const headersOf = (status: number): Json | undefined => {
+    const documented = route.doc.responseHeaders?.[status];
+    if (!documented) return undefined;
+    return Object.fromEntries(
+      Object.entries(documented).map(([name, description]) => [
+        name,
+        { description, schema: { type: "string" } },
+      ]),
+    );
+  };
+  const okHeaders = headersOf(success.status);
+  if (okHeaders) ok.headers = okHeaders;
   // Every JSON body is size-limited (REQUEST_BODY_LIMIT); every route may meet a fault, a missing service,
   // or a store that cannot be written (507: a read too, in the turn of a failed write).
   // RATE_LIMITS may apply to any route (429 with Retry-After).
   const general = [...(route.body.startsWith("json") ? [413] : []), 429, 500, 503, 504, 507];
   for (const status of [...new Set([...route.doc.errors, ...general])].sort()) {
+    const headers = headersOf(status);
     out[String(status)] = {
       description: errorText[status] ?? "Error",
+      ...(headers ? { headers } : {}),
       content: {
         "application/json": {
           schema: {

@@ -14,7 +14,14 @@ import {
 import { Round } from "../../shared/contracts/round";
 import { GetRoundParams, JoinRoundParams } from "../../shared/contracts/rounds";
 import { AppSettingsParams, AppSettingsResult } from "../../shared/contracts/settings";
-import { MediaParams, StoreEvent, StoreEventForm, StoreIdParam } from "../../shared/contracts/stores";
+import {
+  EventIdempotencyKey,
+  MediaParams,
+  REPLAYED_HEADER,
+  StoreEvent,
+  StoreEventForm,
+  StoreIdParam,
+} from "../../shared/contracts/stores";
 import { FriendList, PaymentList } from "../../shared/contracts/users";
 
 export type AuthScheme = "bearer" | "apiKey" | "none";
@@ -29,6 +36,8 @@ export interface RouteDoc {
   form?: TSchema;
   success: { status: 200 | 202; schema?: TSchema; contentType?: string };
   errors: number[];
+  /** Response headers worth documenting, by status: header name → what it says. */
+  responseHeaders?: Record<number, Record<string, string>>;
 }
 
 export interface RouteSpec {
@@ -115,13 +124,27 @@ export const routes: RouteSpec[] = [
     action: "stores.createEvent",
     auth: "bearer",
     body: "multipart",
+    // Taken before the body is read (services/gateway.service.ts readUpload; docs/decisions/0076).
+    headers: { "idempotency-key": "idempotency_key" },
     doc: {
       summary: "Create store event",
       tag: "stores",
-      params: Type.Object({ store_id: StoreIdParam }),
+      params: Type.Object({
+        store_id: StoreIdParam,
+        idempotency_key: Type.Optional(EventIdempotencyKey),
+      }),
       form: StoreEventForm,
       success: { status: 200, schema: StoreEvent },
-      errors: [400, 401, 403, 404, 413, 415, 422],
+      errors: [400, 401, 403, 404, 409, 413, 415, 422],
+      responseHeaders: {
+        200: {
+          [REPLAYED_HEADER]:
+            "true when this answer is the one an earlier request with the same Idempotency-Key got (nothing new was made)",
+        },
+        409: {
+          "Retry-After": "Seconds to wait: a request with the same Idempotency-Key is still in progress",
+        },
+      },
     },
   },
   {

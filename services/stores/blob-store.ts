@@ -1,11 +1,11 @@
 /**
  * Blob storage port with a local-filesystem engine (MEDIA_DIR, default DATA_DIR/media). Uploads are
  * written to a temporary file as they arrive (never held whole in memory), counted and sniffed on the
- * way, either from a stream (`stage`) or chunk by chunk (`begin`/`append`/`finish`); `commit`
+ * way (and hashed, when asked), either from a stream (`stage`) or chunk by chunk (`begin`/`append`/`finish`); `commit`
  * renames a staged file into place under a random name (never the client's file name), `discard`
  * deletes it. Staged files nobody committed (a crash between the two) are swept at start.
  */
-import { randomUUID } from "node:crypto";
+import { createHash, randomUUID, type Hash } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import type { Readable } from "node:stream";
@@ -16,11 +16,18 @@ export interface Staged {
   stagedId: string;
   size: number;
   mime: ImageMime | null;
+  /** Hex SHA-256 of the bytes, when `begin` asked for it. */
+  sha256?: string;
+}
+
+export interface BeginOptions {
+  /** Compute the bytes' SHA-256 as they are written (an upload with an Idempotency-Key: its fingerprint). */
+  sha256?: boolean;
 }
 
 export interface BlobStore {
   stage(source: Readable, maxBytes: number): Promise<Staged>;
-  begin(): Promise<string>;
+  begin(options?: BeginOptions): Promise<string>;
   append(stagedId: string, chunk: Buffer, maxBytes: number): Promise<void>;
   finish(stagedId: string): Promise<Staged>;
   commit(stagedId: string, mime: ImageMime): Promise<string>;
@@ -46,6 +53,7 @@ interface OpenUpload {
   handle: fs.promises.FileHandle;
   size: number;
   head: Buffer;
+  hash: Hash | null;
   idle: NodeJS.Timeout;
 }
 
@@ -86,11 +94,12 @@ export class LocalBlobStore implements BlobStore {
     }
   }
 
-  async begin(): Promise<string> {
+  async begin(options: BeginOptions = {}): Promise<string> {
     const stagedId = randomUUID();
     const handle = await fs.promises.open(path.join(this.tmp, stagedId), "wx");
     const idle = setTimeout(() => this.discard(stagedId).catch(() => undefined), IDLE_MS).unref();
-    this.uploads.set(stagedId, { handle, size: 0, head: Buffer.alloc(0), idle });
+    const hash = options.sha256 ? createHash("sha256") : null;
+    this.uploads.set(stagedId, { handle, size: 0, head: Buffer.alloc(0), hash, idle });
     return stagedId;
   }
 
@@ -105,6 +114,7 @@ export class LocalBlobStore implements BlobStore {
     }
     if (upload.head.length < 12)
       upload.head = Buffer.concat([upload.head, chunk.subarray(0, 12 - upload.head.length)]);
+    upload.hash?.update(chunk);
     await upload.handle.write(chunk);
   }
 
@@ -114,7 +124,9 @@ export class LocalBlobStore implements BlobStore {
     this.uploads.delete(stagedId);
     clearTimeout(upload.idle);
     await upload.handle.close();
-    return { stagedId, size: upload.size, mime: sniffImage(upload.head) };
+    const staged: Staged = { stagedId, size: upload.size, mime: sniffImage(upload.head) };
+    if (upload.hash) staged.sha256 = upload.hash.digest("hex");
+    return staged;
   }
 
   async commit(stagedId: string, mime: ImageMime): Promise<string> {

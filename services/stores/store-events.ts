@@ -1,12 +1,15 @@
 /**
  * Creating a store event (§4.4): check the store and its manager, validate the form, move the staged
  * picture into place, write the event item, announce it. Any failure undoes what was done so far: no
- * picture, no item, no half-created event is left behind.
+ * picture, no item, no half-created event is left behind. With an Idempotency-Key the item's id is the
+ * key's (docs/decisions/0076), so its insert is the one moment the event exists: a retry finds it and
+ * gets its answer again, and two copies of one request racing cannot both insert.
  */
 import type { StoreEvent, StoreEventCreatedEvent } from "../../shared/contracts/stores";
 import { eventRoundId, type QuestionInfo } from "../../shared/contracts/rounds";
 import {
   ForbiddenError,
+  IdempotencyKeyBusyError,
   NotFoundError,
   RequestValidationError,
   type ValidationIssue,
@@ -14,14 +17,16 @@ import {
 import { formatMoney, sellerType } from "../../shared/format";
 import { outboxEntry, type PendingEntry } from "../../shared/outbox";
 import { Channels } from "../../shared/runtime/channels";
+import { DuplicateKeyError } from "../../shared/storage";
 import type { TraceContext } from "../../shared/tracing/propagation";
 import type { BlobStore } from "./blob-store";
 import { parseEventForm, type EventInput } from "./event-form";
+import { eventRequestHash, keyReused } from "./event-replay";
 import type { ImageMime } from "./image-type";
 import type { ItemDoc, StoreDoc, StoresRepository } from "./stores.repository";
 
 export interface StoreEventsDeps {
-  repo: Pick<StoresRepository, "findStore" | "createEventItem" | "deleteItem">;
+  repo: Pick<StoresRepository, "findStore" | "findItem" | "createEventItem" | "deleteItem">;
   blobs: Pick<BlobStore, "commit" | "discard" | "remove">;
   pickQuestion(): Promise<QuestionInfo>;
   /**
@@ -29,6 +34,11 @@ export interface StoreEventsDeps {
    * fails the request: what is not published now is by the relay.
    */
   announce(pending: PendingEntry): Promise<void>;
+  /**
+   * The id of the event this user's Idempotency-Key creates (or created), from the key's record; null
+   * when the record is gone (the request outlived the key). Needed only for requests with a key.
+   */
+  eventIdOfKey?(userId: string, key: string): Promise<string | null>;
   /** Absolute base for links ("" keeps them relative). */
   publicUrl: string;
   now(): Date;
@@ -38,9 +48,24 @@ export interface CreateEventInput {
   storeId: string;
   userId: string;
   fields: Record<string, string>;
-  picture: { staged_id: string; size: number; mime: string | null } | null;
+  picture: { staged_id: string; size: number; mime: string | null; sha256?: string } | null;
+  /** The request's Idempotency-Key (docs/decisions/0076). */
+  idempotencyKey?: string;
   /** The request's trace, recorded with `store.event.created` (tracing on only). */
   trace?: TraceContext;
+}
+
+/** An event and whether it was made by an earlier request with the same Idempotency-Key. */
+export interface CreatedEvent {
+  event: StoreEvent;
+  replayed: boolean;
+}
+
+/** With an Idempotency-Key: the id the key's event has, and this request's fingerprint. */
+interface Once {
+  key: string;
+  eventId: string;
+  requestHash: string;
 }
 
 const accepted: ImageMime[] = ["image/jpeg", "image/png", "image/webp"];
@@ -77,16 +102,85 @@ function checkForm(input: CreateEventInput, now: Date): { form: EventInput; mime
 }
 
 export async function createStoreEvent(deps: StoreEventsDeps, input: CreateEventInput): Promise<StoreEvent> {
+  return (await createOrReplayStoreEvent(deps, input)).event;
+}
+
+/**
+ * Creates the event; with an Idempotency-Key whose event exists already, answers that event instead
+ * (the same request) or refuses with 422 (another request), keeping nothing of this one. The check
+ * comes before the form's: a replay is answered even when its start time has passed meanwhile.
+ */
+export async function createOrReplayStoreEvent(
+  deps: StoreEventsDeps,
+  input: CreateEventInput,
+): Promise<CreatedEvent> {
+  let store: StoreDoc;
+  let once: Once | null = null;
+  try {
+    store = await managedStore(deps.repo, input.storeId, input.userId);
+    if (input.idempotencyKey !== undefined) {
+      once = await onceOf(deps, input, store);
+      const earlier = await deps.repo.findItem(once.eventId);
+      if (earlier) {
+        await discardStaged(deps, input);
+        return replayOf(earlier, store, once, deps.publicUrl);
+      }
+    }
+  } catch (err) {
+    await discardStaged(deps, input);
+    throw err;
+  }
+  try {
+    return { event: await insertEvent(deps, input, store, once), replayed: false };
+  } catch (err) {
+    // A twin request with the same key (both hold the event's id) wrote the event first: this one is
+    // its replay, or another request. Its own picture is gone already (insertEvent undoes itself).
+    const earlier = once && err instanceof DuplicateKeyError ? await deps.repo.findItem(once.eventId) : null;
+    if (!earlier || !once) throw err;
+    return replayOf(earlier, store, once, deps.publicUrl);
+  }
+}
+
+async function onceOf(deps: StoreEventsDeps, input: CreateEventInput, store: StoreDoc): Promise<Once> {
+  const key = input.idempotencyKey as string;
+  const eventId = deps.eventIdOfKey ? await deps.eventIdOfKey(input.userId, key) : null;
+  // The key's record outlives every request that holds it; gone, this request outlived its hold.
+  if (!eventId) throw new IdempotencyKeyBusyError();
+  return { key, eventId, requestHash: eventRequestHash(store._id, input.fields, input.picture) };
+}
+
+function replayOf(item: ItemDoc, store: StoreDoc, once: Once, publicUrl: string): CreatedEvent {
+  if (item.event?.request_hash !== once.requestHash) throw keyReused(once.key);
+  return { event: toStoreEventView(item, store, publicUrl), replayed: true };
+}
+
+async function discardStaged(deps: StoreEventsDeps, input: CreateEventInput): Promise<void> {
+  if (input.picture) await deps.blobs.discard(input.picture.staged_id).catch(() => undefined);
+}
+
+/** Validates, moves the picture into place and writes the item; any failure undoes what was done. */
+async function insertEvent(
+  deps: StoreEventsDeps,
+  input: CreateEventInput,
+  store: StoreDoc,
+  once: Once | null,
+): Promise<StoreEvent> {
   let pictureName: string | null = null;
   let item: ItemDoc | null = null;
   try {
-    const store = await managedStore(deps.repo, input.storeId, input.userId);
     const now = deps.now();
     const { form, mime } = checkForm(input, now);
     const question = await deps.pickQuestion();
     pictureName = await deps.blobs.commit((input.picture as { staged_id: string }).staged_id, mime);
     const created = await deps.repo.createEventItem(
-      { store, form, question, pictureName, createdBy: input.userId },
+      {
+        store,
+        form,
+        question,
+        pictureName,
+        createdBy: input.userId,
+        ...(once ? { id: once.eventId, requestHash: once.requestHash } : {}),
+      },
       now,
       (doc) => {
         const event = createdEvent(doc, store, form, toStoreEventView(doc, store, deps.publicUrl));
@@ -102,8 +196,7 @@ export async function createStoreEvent(deps: StoreEventsDeps, input: CreateEvent
     const undo = async (step: () => Promise<void>) => step().catch(() => undefined);
     if (item) await undo(() => deps.repo.deleteItem((item as ItemDoc)._id));
     if (pictureName) await undo(() => deps.blobs.remove(pictureName as string));
-    else if (input.picture)
-      await undo(() => deps.blobs.discard((input.picture as { staged_id: string }).staged_id));
+    else await discardStaged(deps, input);
     throw err;
   }
 }

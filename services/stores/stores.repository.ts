@@ -31,6 +31,8 @@ export type ItemDoc = Omit<ItemInfo, "id" | "store"> &
       cover_picture: string;
       question_id: number;
       created_by: string;
+      /** The fingerprint of the request that made it, when it came with an Idempotency-Key (event-replay.ts). */
+      request_hash?: string;
     };
   };
 
@@ -143,19 +145,28 @@ export class StoresRepository {
     });
   }
 
-  /** Writes an event item from a validated form; its cover picture is also its primary asset. */
   /**
-   * Inserts the event item together with what `announce` derives from it (`store.event.created`) in the
-   * item's outbox: one insert, so the event and its announcement exist together or not at all.
+   * Inserts the event item (its cover picture is also its primary asset) together with what `announce`
+   * derives from it (`store.event.created`) in the item's outbox: one insert, so the event and its
+   * announcement exist together or not at all. With an Idempotency-Key, `id` is the key's event id and
+   * `requestHash` the request's fingerprint; a second insert of that id is a DuplicateKeyError.
    */
   createEventItem(
-    e: { store: StoreDoc; form: EventInput; question: QuestionInfo; pictureName: string; createdBy: string },
+    e: {
+      store: StoreDoc;
+      form: EventInput;
+      question: QuestionInfo;
+      pictureName: string;
+      createdBy: string;
+      id?: string;
+      requestHash?: string;
+    },
     now: Date,
     announce: (item: ItemDoc) => OutboxEntry[] = () => [],
   ): Promise<ItemDoc> {
     const f = e.form;
     const item: ItemDoc = {
-      _id: randomUUID(),
+      _id: e.id ?? randomUUID(),
       store_id: e.store._id,
       kind: "event",
       name: f.name,
@@ -196,6 +207,7 @@ export class StoresRepository {
         cover_picture: e.pictureName,
         question_id: e.question.id,
         created_by: e.createdBy,
+        ...(e.requestHash === undefined ? {} : { request_hash: e.requestHash }),
       },
     };
     return this.items.insertOne({ ...item, ...outboxOnInsert(announce(item)) });

@@ -239,6 +239,12 @@ export const configSchema = {
     "Store-event uploads one user may send at once to one gateway process; more are answered 503 with Retry-After",
     int(1, 10_000),
   ),
+  idempotencyKeyTtlSeconds: entry(
+    "IDEMPOTENCY_KEY_TTL",
+    "86400",
+    "Seconds a store event's Idempotency-Key is remembered from its first use (a retry gets the first answer; after it, a new event), then deleted; a multicast's key lives as long as its job (docs/decisions/0076-store-event-idempotency-key.md)",
+    int(60, 30 * 86_400),
+  ),
   uploadTimeoutMs: entry(
     "UPLOAD_TIMEOUT_MS",
     "120000",

@@ -35,6 +35,7 @@ import type {
   CreateEventParams,
   EventPermissionParams,
   MediaParams,
+  ReleaseEventKeyParams,
   StoreEvent,
 } from "./stores";
 import type {
@@ -89,6 +90,7 @@ export interface ActionContracts {
   "rounds.create": [CreateRoundParams, { id: string; uniq_id: string }];
   "rounds.pickQuestion": [Record<string, never>, QuestionInfo];
   "stores.checkEventPermission": [EventPermissionParams, { store_id: number }];
+  "stores.releaseEventKey": [ReleaseEventKeyParams, { released: boolean }];
   "stores.createEvent": [CreateEventParams, StoreEvent];
   "stores.discardStaged": [{ staged_id: string }, { discarded: boolean }];
   "stores.media": [MediaParams, import("node:stream").Readable];

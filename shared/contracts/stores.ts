@@ -72,8 +72,50 @@ export type CreateItemParams = Static<typeof CreateItemParams>;
 
 export const StoreIdParam = Type.String({ minLength: 1, maxLength: 20 });
 
-export const EventPermissionParams = Type.Object({ store_id: StoreIdParam, user_id: Id });
+/**
+ * The `Idempotency-Key` header of POST /stores/{store_id}/events: bounded as the multicast's
+ * (docs/decisions/0076-store-event-idempotency-key.md).
+ */
+export const EventIdempotencyKey = Type.String({
+  minLength: 1,
+  maxLength: 200,
+  description:
+    "Makes a retry safe: the same user sending the same key with the same form (text fields and picture bytes) " +
+    "gets the first answer back (header Idempotent-Replayed: true) and no second event or round; with a " +
+    "different form, 422; while the first request is still running, 409 with Retry-After. A key is " +
+    "remembered for IDEMPOTENCY_KEY_TTL (24 h by default) from its first use; a request that created nothing " +
+    "leaves nothing to replay.",
+});
+
+/** Set ("true") on an answer an earlier request with the same Idempotency-Key made (decision 0076). */
+export const REPLAYED_HEADER = "Idempotent-Replayed";
+
+/** Drawn by the gateway for one request: whose hold on an Idempotency-Key this is. */
+export const KeyLease = Type.String({ minLength: 1, maxLength: 64 });
+
+/**
+ * Called before the body is read. With an Idempotency-Key it also takes the key for this request
+ * (`lease`, drawn by the gateway, so a repeated call takes it again instead of finding it busy).
+ */
+export const EventPermissionParams = Type.Object({
+  store_id: StoreIdParam,
+  user_id: Id,
+  idempotency_key: Type.Optional(EventIdempotencyKey),
+  lease: Type.Optional(KeyLease),
+});
 export type EventPermissionParams = Static<typeof EventPermissionParams>;
+
+/** Gives an Idempotency-Key back once its request is over (a no-op when another request holds it now). */
+export const ReleaseEventKeyParams = Type.Object({
+  user_id: Id,
+  idempotency_key: EventIdempotencyKey,
+  lease: KeyLease,
+});
+export type ReleaseEventKeyParams = Static<typeof ReleaseEventKeyParams>;
+
+/** `stageBegin`: `sha256` asks for the picture's SHA-256, computed as it is written (requests with a key). */
+export const StageBeginParams = Type.Object({ sha256: Type.Optional(Type.Boolean()) });
+export type StageBeginParams = Static<typeof StageBeginParams>;
 
 /** A picture written to blob storage but not yet part of anything (deleted unless an event takes it). */
 export interface StagedPicture {
@@ -81,6 +123,8 @@ export interface StagedPicture {
   size: number;
   /** Sniffed from the bytes; null when they are not a JPEG, PNG or WebP image. */
   mime: "image/jpeg" | "image/png" | "image/webp" | null;
+  /** Hex SHA-256 of the bytes, when `stageBegin` asked for it. */
+  sha256?: string;
 }
 
 /** What the gateway hands over after reading the multipart body: raw text fields and the staged file. */
@@ -92,8 +136,11 @@ export const CreateEventParams = Type.Object({
       staged_id: Type.String(),
       size: Type.Integer(),
       mime: Nullable(Type.String()),
+      sha256: Type.Optional(Type.String({ pattern: "^[0-9a-f]{64}$" })),
     }),
   ),
+  /** The request's Idempotency-Key and the gateway's hold on it (taken by `checkEventPermission`). */
+  idempotency: Type.Optional(Type.Object({ key: EventIdempotencyKey, lease: KeyLease })),
 });
 export type CreateEventParams = Static<typeof CreateEventParams>;
 

@@ -108,6 +108,21 @@ export class ConflictError extends AppError {
   }
 }
 
+/**
+ * A request with the same Idempotency-Key is still being handled (a retry sent before the first attempt
+ * was answered): 409 with Retry-After, so the client asks again once it has been (docs/decisions/0076).
+ */
+export class IdempotencyKeyBusyError extends AppError {
+  constructor(retryAfterSeconds = 1) {
+    super(
+      "A request with this Idempotency-Key is still in progress; retry once it has been answered",
+      409,
+      ErrorType.CONFLICT,
+      { retryAfter: retryAfterSeconds },
+    );
+  }
+}
+
 export class PayloadTooLargeError extends AppError {
   constructor(message: string) {
     super(message, 413, ErrorType.PAYLOAD_TOO_LARGE);

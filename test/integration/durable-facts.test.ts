@@ -165,4 +165,58 @@ maybe("durable facts in the cluster", () => {
       `${report("nats-server restarted mid-burst", answers)}; ${retried.length} retried to 200; payments lost ${counts.filter((c) => c === 0).length}, doubled ${counts.filter((c) => c > 1).length}; settled ${Date.now() - restartedAt} ms after the restart\n`,
     );
   }, 180_000);
+
+  it("when the gateway is killed (-9) after a store event with an Idempotency-Key was written, then the client's retry with the key gets that event back: one event, one round", async () => {
+    const gateway = cluster.processes.get("gateway")!;
+    const name = `Answer lost evening ${Date.now()}`;
+    const fields = eventFields({ name, start_time: "2031-03-01T19:00:00+03:00" });
+    const picture = pngBytes(30_000);
+    const key = `crash-${Date.now()}`;
+    const send = () =>
+      fetch(`${cluster.baseUrl}/stores/${manifest.stores.alice_store}/events`, {
+        method: "POST",
+        body: eventForm(fields, picture),
+        headers: { authorization: `Bearer ${manifest.users.alice.access_token}`, "Idempotency-Key": key },
+      });
+    const items = (await cluster.storeOf("stores")).collection<{ _id: string; name: string }>("items");
+    const first = send().then(
+      (r) => String(r.status),
+      () => "no answer",
+    );
+    const deadline = Date.now() + 30_000;
+    while ((await items.count({ name })) === 0) {
+      if (Date.now() > deadline) throw new Error("the event was never written");
+      await sleep(2);
+    }
+    await gateway.kill();
+    const killedAt = Date.now();
+    const firstAnswer = await first;
+
+    gateway.start();
+    for (;;) {
+      const up = await fetch(`${cluster.baseUrl}/health`).then(
+        (r) => r.status === 200,
+        () => false,
+      );
+      if (up) break;
+      if (Date.now() > killedAt + 60_000) throw new Error("the gateway did not come back");
+      await sleep(100);
+    }
+    const retry = await send();
+    expect(retry.status).toBe(200);
+    expect(retry.headers.get("idempotent-replayed")).toBe("true");
+    const event = (await retry.json()) as { id: string; round_id: string };
+    expect(await items.count({ name })).toBe(1);
+    const rounds = (await cluster.storeOf("rounds")).collection<{ _id: string; item_id: string }>("rounds");
+    const roundDeadline = Date.now() + 60_000;
+    while ((await rounds.count({ item_id: event.id })) === 0 && Date.now() < roundDeadline) await sleep(250);
+    expect(await rounds.count({ item_id: event.id })).toBe(1);
+    const round = await fetch(`${cluster.baseUrl}/rounds/${event.round_id}`, {
+      headers: { authorization: `Bearer ${manifest.users.alice.access_token}` },
+    });
+    expect(round.status).toBe(200);
+    process.stdout.write(
+      `gateway killed -9 once a keyed store event was written (first answer: ${firstAnswer}); the retry ${Date.now() - killedAt} ms after the kill replayed it: events 1, rounds 1\n`,
+    );
+  }, 180_000);
 });

@@ -54,6 +54,7 @@ export function postRawUpload(
   url: string,
   token: string,
   pictureBytes: number,
+  headers: Record<string, string> = {},
 ): Promise<{ status: number; body: string; sent: number }> {
   const boundary = "----rounds-test-boundary";
   const head = Buffer.from(
@@ -68,6 +69,7 @@ export function postRawUpload(
     const req = http.request(url, {
       method: "POST",
       headers: {
+        ...headers,
         authorization: `Bearer ${token}`,
         "content-type": `multipart/form-data; boundary=${boundary}`,
         "content-length": String(head.length + pictureBytes + tail.length),
@@ -91,4 +93,53 @@ export function postRawUpload(
     };
     writeMore();
   });
+}
+
+export interface HeldUpload {
+  /** Sends the rest of the body. */
+  finish(): void;
+  response: Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string }>;
+}
+
+/**
+ * Starts an upload of `fields` and `picture` and sends all of it but the picture's second half: the
+ * request stays in flight (the gateway waiting for its body) until `finish` is called.
+ */
+export function heldUpload(
+  url: string,
+  token: string,
+  fields: Record<string, string>,
+  picture: Buffer,
+  headers: Record<string, string> = {},
+): HeldUpload {
+  const boundary = "----rounds-held-boundary";
+  const head = Buffer.from(
+    Object.entries(fields)
+      .map(([k, v]) => `--${boundary}\r\nContent-Disposition: form-data; name="${k}"\r\n\r\n${v}\r\n`)
+      .join("") +
+      `--${boundary}\r\nContent-Disposition: form-data; name="main_picture"; filename="p.png"\r\nContent-Type: image/png\r\n\r\n`,
+  );
+  const tail = Buffer.from(`\r\n--${boundary}--\r\n`);
+  const half = Math.floor(picture.length / 2);
+  const req = http.request(url, {
+    method: "POST",
+    headers: {
+      ...headers,
+      authorization: `Bearer ${token}`,
+      "content-type": `multipart/form-data; boundary=${boundary}`,
+      "content-length": String(head.length + picture.length + tail.length),
+    },
+  });
+  const response = new Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string }>(
+    (resolve, reject) => {
+      req.on("response", (res) => {
+        let body = "";
+        res.on("data", (d) => (body += d));
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+      });
+      req.on("error", reject);
+    },
+  );
+  req.write(Buffer.concat([head, picture.subarray(0, half)]));
+  return { finish: () => req.end(Buffer.concat([picture.subarray(half), tail])), response };
 }

@@ -2,6 +2,7 @@
  * LocalBlobStore on a temporary folder: uploads are staged as they stream in, committed under a random
  * name, discarded or removed; nothing outside the media folder is ever reachable by name.
  */
+import { createHash } from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -318,6 +319,16 @@ describe("LocalBlobStore chunked uploads (begin, append, finish)", () => {
     expect(id).toMatch(UUID);
     expect(staging()).toEqual([id]);
     expect(fs.statSync(path.join(dir, ".staging", id)).size).toBe(0);
+    await blobs.discard(id);
+  });
+
+  it("when an upload begins with sha256 asked, then finish reports the SHA-256 of exactly the bytes appended", async () => {
+    const bytes = picture("png", 300_000);
+    const id = await blobs.begin({ sha256: true });
+    await appendAll(id, bytes, 65_536);
+    const staged = await blobs.finish(id);
+    expect(staged.sha256).toBe(createHash("sha256").update(bytes).digest("hex"));
+    expect(staged.size).toBe(bytes.length);
     await blobs.discard(id);
   });
 

@@ -62,6 +62,14 @@ describe("loadConfig", () => {
     });
   });
 
+  it("when IDEMPOTENCY_KEY_TTL is not set, then a store event's key is remembered 24 h; set, 60 s to 30 days", () => {
+    expect(loadConfig({}).idempotencyKeyTtlSeconds).toBe(86_400);
+    expect(loadConfig({ IDEMPOTENCY_KEY_TTL: "3600" }).idempotencyKeyTtlSeconds).toBe(3600);
+    expect(() => loadConfig({ IDEMPOTENCY_KEY_TTL: "59" })).toThrow(ConfigError);
+    expect(() => loadConfig({ IDEMPOTENCY_KEY_TTL: "2592001" })).toThrow(ConfigError);
+    expect(() => loadConfig({ IDEMPOTENCY_KEY_TTL: "1d" })).toThrow(ConfigError);
+  });
+
   it.each(["NOTIFIER_BATCH_RETENTION_HOURS", "NOTIFIER_RECIPIENT_RETENTION_HOURS"])(
     "when %s is longer than the job's retention, then it is a ConfigError (a job never goes before what hangs off it)",
     (name) => {

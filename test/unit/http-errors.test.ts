@@ -4,6 +4,7 @@ import { routeByAction, type RouteSpec } from "../../services/gateway/routes";
 import {
   ConflictError,
   ForbiddenError,
+  IdempotencyKeyBusyError,
   NotAuthenticatedError,
   NotFoundError,
   PayloadTooLargeError,
@@ -39,6 +40,17 @@ describe("toHttpError with the project's own errors", () => {
     expect(mapped.status).toBe(status);
     expect(mapped.body).toEqual({ detail: text });
     expect(mapped.unexpected).toBeUndefined();
+  });
+
+  it("when a retry meets its Idempotency-Key still in progress, then it is 409 with Retry-After: 1", () => {
+    const mapped = toHttpError(new IdempotencyKeyBusyError(), route("stores.createEvent"));
+    expect(mapped.status).toBe(409);
+    expect(mapped.headers).toEqual({ "Retry-After": "1" });
+    expect(mapped.body).toEqual({ detail: expect.stringMatching(/Idempotency-Key is still in progress/) });
+  });
+
+  it("when a 409 carries no retryAfter, then it has no Retry-After header", () => {
+    expect(toHttpError(new ConflictError("Round is full"), joinRoute).headers).toBeUndefined();
   });
 
   it("when a 401 happens on a bearer route, then it carries WWW-Authenticate: Bearer", () => {

@@ -96,7 +96,7 @@ describe("the OpenAPI document", () => {
       expect.arrayContaining(["202", "401", "403", "409", "422"]),
     );
     expect(codes("/stores/{store_id}/events", "post")).toEqual(
-      expect.arrayContaining(["200", "400", "403", "404", "413", "415", "422"]),
+      expect.arrayContaining(["200", "400", "403", "404", "409", "413", "415", "422"]),
     );
   });
 });
