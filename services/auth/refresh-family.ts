@@ -4,6 +4,7 @@
  * or a retired one (its grace retry, once, within the window and while its successor was never used;
  * else reuse, which revokes the family).
  */
+import type { KeyObject } from "node:crypto";
 import type { TokenSet } from "../../shared/contracts/auth";
 import type { DeepReadonly } from "../../shared/storage";
 import { TokenInvalidError } from "../../shared/errors";
@@ -22,7 +23,7 @@ export interface RefreshDeps {
   /** The documents of tokens issued before decision 0091, one per token. */
   legacy: Pick<RefreshTokensRepository, "findByHash" | "markRotated" | "revokeIfUnused" | "revokeFamily">;
   /** The MAC key of refresh tokens (refreshTokenKey of the JWT secret). */
-  tokenKey: Buffer;
+  tokenKey: KeyObject;
   /** Signs an access token for the user and returns it with its expiry (Unix seconds). */
   signAccess(userId: string, nowSeconds: number): { token: string; exp: number };
   refreshTtlSeconds: number;

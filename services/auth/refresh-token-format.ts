@@ -12,7 +12,7 @@
  * document says by the SHA-256 of the whole token; the random part makes that hash impossible to
  * reverse, so neither the database, nor the database with the configuration, gives a token that works.
  */
-import { createHmac, hkdfSync, timingSafeEqual } from "node:crypto";
+import { createHmac, createSecretKey, hkdfSync, timingSafeEqual, type KeyObject } from "node:crypto";
 import { fillRandom } from "./tokens";
 
 const VERSION = 1;
@@ -41,19 +41,25 @@ export interface RefreshTokenClaims {
 export type PresentedToken =
   { kind: "family"; claims: RefreshTokenClaims } | { kind: "forged" } | { kind: "legacy" };
 
-const keys = new Map<string, Buffer>();
+const keys = new Map<string, KeyObject>();
 
-/** The MAC key for a JWT secret, derived once: HKDF-SHA256 with a salt and a label of its own use. */
-export function refreshTokenKey(jwtSecret: string): Buffer {
+/**
+ * The MAC key for a JWT secret, derived once: HKDF-SHA256 with a salt and a label of its own use. A key
+ * object, made once: given a Buffer, createHmac makes one on every call, which cost several times the
+ * HMAC itself here (docs/decisions/0091-refresh-token-families.md; as for JWTs, 0044).
+ */
+export function refreshTokenKey(jwtSecret: string): KeyObject {
   let key = keys.get(jwtSecret);
   if (!key) {
-    key = Buffer.from(hkdfSync("sha256", jwtSecret, "rounds-platform", "refresh-token-mac/v1", 32));
+    key = createSecretKey(
+      Buffer.from(hkdfSync("sha256", jwtSecret, "rounds-platform", "refresh-token-mac/v1", 32)),
+    );
     keys.set(jwtSecret, key);
   }
   return key;
 }
 
-const mac = (key: Buffer, bytes: Buffer): Buffer =>
+const mac = (key: KeyObject, bytes: Buffer): Buffer =>
   createHmac("sha256", key).update(bytes.subarray(0, MAC_AT)).digest().subarray(0, MAC_BYTES);
 
 const uuidBytes = (uuid: string): Buffer => Buffer.from(uuid.replace(/-/g, ""), "hex");
@@ -64,7 +70,7 @@ function uuidOf(bytes: Buffer): string {
 }
 
 /** A new token of the family's generation, valid until `expiresAt` (Unix seconds). */
-export function mintRefreshToken(key: Buffer, claims: RefreshTokenClaims): string {
+export function mintRefreshToken(key: KeyObject, claims: RefreshTokenClaims): string {
   const bytes = Buffer.allocUnsafe(BYTES);
   bytes[0] = VERSION;
   uuidBytes(claims.familyId).copy(bytes, FAMILY_AT);
@@ -76,7 +82,7 @@ export function mintRefreshToken(key: Buffer, claims: RefreshTokenClaims): strin
 }
 
 /** Reads a presented refresh token; only a genuine one yields claims. */
-export function readRefreshToken(key: Buffer, token: string): PresentedToken {
+export function readRefreshToken(key: KeyObject, token: string): PresentedToken {
   if (!FORMAT.test(token)) return { kind: "legacy" };
   const bytes = Buffer.from(token, "base64url");
   if (bytes.length !== BYTES || bytes[0] !== VERSION) return { kind: "forged" };

@@ -4,6 +4,7 @@
  * a fake clock the tests move by hand. Tokens issued before 0091 (one document each) are in
  * refresh-legacy.test.ts.
  */
+import type { KeyObject } from "node:crypto";
 import {
   LOST_GENERATIONS_KEPT,
   type RefreshFamilyDoc,
@@ -191,7 +192,7 @@ describe("refreshTokens: reuse detection", () => {
 
 describe("refreshTokens: forged tokens", () => {
   /** A token of the family's format for `generation`, its MAC made with `key`. */
-  function forge(h: Harness, familyId: string, generation: number, key: Buffer) {
+  function forge(h: Harness, familyId: string, generation: number, key: KeyObject) {
     return mintRefreshToken(key, {
       familyId,
       generation,
