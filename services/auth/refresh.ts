@@ -11,7 +11,7 @@ import { randomUUID } from "node:crypto";
 import type { TokenSet } from "../../shared/contracts/auth";
 import { decide, invalid, nextToken, type RefreshDeps } from "./refresh-family";
 import { refreshLegacy } from "./refresh-legacy";
-import { readRefreshToken } from "./refresh-token-format";
+import { hasValidMac, parseRefreshToken } from "./refresh-token-format";
 import { EXPIRED_TOKEN_KEPT_MS } from "./token-sweep";
 import { hashToken } from "./tokens";
 
@@ -48,19 +48,24 @@ export async function refreshTokens(
   presented: string,
 ): Promise<TokenSet> {
   const now = deps.now();
-  const read = readRefreshToken(deps.tokenKey, presented);
+  const read = parseRefreshToken(presented);
   if (read.kind === "legacy") return refreshLegacy(deps, callerId, presented, now);
-  // Without a valid MAC a token is refused as never issued, and touches no family.
   if (read.kind === "forged") throw invalid("refresh token unknown");
   const { familyId, generation, expiresAt } = read.claims;
+  const family = await deps.families.find(familyId);
+  const hash = hashToken(presented);
+  // The live token is known by its hash; any other must carry a valid MAC before its claims count.
+  // Without one it is refused as never issued, and touches no family.
+  if (family?.current_hash !== hash && !hasValidMac(deps.tokenKey, presented)) {
+    throw invalid("refresh token unknown");
+  }
   // A day after its expiry a token answers as when each token's document was deleted then (0067).
   if (expiresAt * 1000 + EXPIRED_TOKEN_KEPT_MS < now.getTime()) throw invalid("refresh token unknown");
-  const family = await deps.families.find(familyId);
   if (!family) throw invalid("refresh token unknown");
   if (family.user_id !== callerId) throw invalid("refresh token belongs to another user");
   if (family.revoked_at || family.lost_generations.includes(generation)) {
     throw invalid("refresh token revoked");
   }
   if (expiresAt * 1000 <= now.getTime()) throw invalid("refresh token expired");
-  return decide(deps, family, generation, hashToken(presented), now);
+  return decide(deps, family, generation, hash, now);
 }
