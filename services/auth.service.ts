@@ -21,10 +21,12 @@ import { cleanCache, noRetry, serviceConfig, serviceStore } from "../shared/runt
 import { NATS_RECONNECTED_EVENT } from "../shared/runtime/liveness";
 import { checkApiKey, newApiKey, parseApiKey, InvalidApiKeyError, type ApiKeyDoc } from "./auth/api-keys";
 import { ApiKeysRepository } from "./auth/api-keys.repository";
-import { refreshTokens, type RefreshDeps } from "./auth/refresh";
+import { refreshTokens, startFamily, type RefreshDeps } from "./auth/refresh";
+import { RefreshFamiliesRepository } from "./auth/refresh-families.repository";
+import { refreshTokenKey } from "./auth/refresh-token-format";
 import { RefreshTokensRepository } from "./auth/refresh-tokens.repository";
 import { sweepExpiredTokens, TOKEN_SWEEP_INTERVAL_MS } from "./auth/token-sweep";
-import { hashToken, newRefreshToken, signAccessToken, verifyAccessToken } from "./auth/tokens";
+import { signAccessToken, verifyAccessToken } from "./auth/tokens";
 import { randomUUID } from "node:crypto";
 import { LocalCache } from "../shared/runtime/local-cache";
 
@@ -33,6 +35,8 @@ interface AuthService extends Service {
   /** Users this process has seen active lately (see activeUser). */
   activeUsers: LocalCache<true>;
   activeUser(ctx: Context, userId: string): Promise<boolean>;
+  refreshFamilies: RefreshFamiliesRepository;
+  /** Refresh tokens issued before decision 0091, one document each, working until they expire. */
   refreshTokens: RefreshTokensRepository;
   /** Deletes long-expired refresh tokens every hour (see sweepExpiredTokens). */
   tokenSweep: NodeJS.Timeout | null;
@@ -87,19 +91,12 @@ const AuthServiceSchema: ServiceSchema<Record<string, never>, AuthService> = {
           { ...this.config, accessTokenTtlSeconds: ttl },
           nowSeconds,
         );
-        const refreshToken = newRefreshToken();
-        const refreshExp = nowSeconds + this.config.refreshTokenTtlSeconds;
-        await this.refreshTokens.startFamily(
-          ctx.params.user_id,
-          hashToken(refreshToken),
-          now,
-          new Date(refreshExp * 1000),
-        );
+        const refresh = await startFamily(this.refreshDeps(), ctx.params.user_id, now);
         return {
           access_token: access.token,
           expires_at: access.exp,
-          refresh_token: refreshToken,
-          refresh_token_expires_at: refreshExp,
+          refresh_token: refresh.token,
+          refresh_token_expires_at: refresh.expiresAt,
           token_type: "Bearer",
         };
       },
@@ -173,12 +170,15 @@ const AuthServiceSchema: ServiceSchema<Record<string, never>, AuthService> = {
 
   events: {
     // Every auth process forgets the user at once; each revokes the user's refresh tokens too (an
-    // idempotent update: a second process finds them revoked already).
+    // idempotent update: a second process finds them revoked already), in their families and in the
+    // documents of tokens issued before decision 0091.
     [Events.userRemoved]: {
       group: processGroup,
       async handler(this: AuthService, ctx: Context<UserRemovedEvent>) {
         this.activeUsers.delete(ctx.params.user_id);
-        await this.refreshTokens.revokeUser(ctx.params.user_id, new Date());
+        const now = new Date();
+        await this.refreshTokens.revokeUser(ctx.params.user_id, now);
+        await this.refreshFamilies.revokeUser(ctx.params.user_id, now);
       },
     },
     // A `user.removed` sent while this process was cut off from the transporter never reaches it: on
@@ -208,7 +208,9 @@ const AuthServiceSchema: ServiceSchema<Record<string, never>, AuthService> = {
 
     refreshDeps(this: AuthService): RefreshDeps {
       return {
-        repo: this.refreshTokens,
+        families: this.refreshFamilies,
+        legacy: this.refreshTokens,
+        tokenKey: refreshTokenKey(this.config.jwtSecret),
         signAccess: (userId, nowSeconds) => signAccessToken(userId, this.config, nowSeconds),
         refreshTtlSeconds: this.config.refreshTokenTtlSeconds,
         graceSeconds: this.config.refreshGraceSeconds,
@@ -236,11 +238,13 @@ const AuthServiceSchema: ServiceSchema<Record<string, never>, AuthService> = {
 
   async started(this: AuthService) {
     const store = await serviceStore(this);
+    this.refreshFamilies = new RefreshFamiliesRepository(store);
     this.refreshTokens = new RefreshTokensRepository(store);
     this.apiKeys = new ApiKeysRepository(store);
+    await this.refreshFamilies.init();
     await this.refreshTokens.init();
     const sweep = () =>
-      void sweepExpiredTokens(this.refreshTokens, new Date()).catch((err: unknown) =>
+      void sweepExpiredTokens([this.refreshFamilies, this.refreshTokens], new Date()).catch((err: unknown) =>
         this.logger.warn("Sweeping expired refresh tokens failed; the next sweep tries again.", err),
       );
     this.tokenSweep = setInterval(sweep, TOKEN_SWEEP_INTERVAL_MS).unref();

@@ -1,7 +1,12 @@
 /**
- * Refresh tokens, stored only by their SHA-256. Every sign-in starts a family; every refresh rotates the
- * presented token (marks it rotated, names its successor) and adds the successor to the family. All
- * state changes are conditional updates, so two concurrent refreshes of one token cannot both win.
+ * Refresh tokens issued before decision 0091, one document each, stored only by their SHA-256: every
+ * sign-in started a family; every refresh rotated the presented token (marked it rotated, named its
+ * successor) and added the successor to the family. Nothing adds such documents any more (`insert` and
+ * `startFamily` remain for the tests of the upgrade path): they keep working until they expire, the
+ * first refresh of a live one claiming it with `markRotated` and continuing its family as a family
+ * document (refresh-legacy.ts). All state changes are conditional updates, so two concurrent refreshes
+ * of one token cannot both win; processes of the previous version, during a rolling upgrade, make the
+ * same ones.
  */
 import { randomUUID } from "node:crypto";
 import type { Collection, Store } from "../../shared/storage";

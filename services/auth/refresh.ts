@@ -1,85 +1,45 @@
 /**
- * Refresh with rotation and reuse detection (RFC 9700 §4.14 for public clients):
+ * Refresh with rotation and reuse detection (RFC 9700 §4.14 for public clients; docs/decisions/0003):
  * - every refresh returns a new refresh token and retires the one presented;
  * - presenting a retired token again revokes its whole family (every token of that sign-in);
  * - except once, within REFRESH_GRACE_SECONDS of its rotation, and only while its successor was never
  *   used: a mobile client that lost the response may retry; the unused successor is revoked instead.
+ * A family is one document, updated in place by each refresh; its tokens carry the family, their
+ * generation and a MAC, so retired ones are recognised without being stored (docs/decisions/0091).
  */
+import { randomUUID } from "node:crypto";
 import type { TokenSet } from "../../shared/contracts/auth";
-import { TokenInvalidError } from "../../shared/errors";
-import type { RefreshTokenDoc, RefreshTokensRepository } from "./refresh-tokens.repository";
-import { hashToken, newRefreshToken } from "./tokens";
+import { decide, invalid, nextToken, type RefreshDeps } from "./refresh-family";
+import { refreshLegacy } from "./refresh-legacy";
+import { hasValidMac, parseRefreshToken } from "./refresh-token-format";
+import { EXPIRED_TOKEN_KEPT_MS } from "./token-sweep";
+import { hashToken } from "./tokens";
 
-export interface RefreshDeps {
-  repo: Pick<
-    RefreshTokensRepository,
-    "findByHash" | "markRotated" | "useGrace" | "revokeIfUnused" | "revokeFamily" | "insert"
-  >;
-  /** Signs an access token for the user and returns it with its expiry (Unix seconds). */
-  signAccess(userId: string, nowSeconds: number): { token: string; exp: number };
-  refreshTtlSeconds: number;
-  graceSeconds: number;
-  now(): Date;
-}
+export type { RefreshDeps } from "./refresh-family";
 
-const invalid = (why: string) => new TokenInvalidError(why);
-
-async function reused(deps: RefreshDeps, doc: RefreshTokenDoc, now: Date): Promise<never> {
-  await deps.repo.revokeFamily(doc.family_id, now);
-  throw invalid("refresh token reused");
-}
-
-/**
- * Stores a successor first, then lets `claim` retire the presented token in favour of it. Storing first
- * matters: a concurrent request that decides "reused" revokes the whole family, and a successor stored
- * after that would escape the revocation. A successor whose claim fails is revoked at once.
- */
-async function rotate(
-  deps: RefreshDeps,
-  doc: RefreshTokenDoc,
+/** A sign-in: a new family, stored with its first token (generation 0), which is returned. */
+export async function startFamily(
+  deps: Pick<RefreshDeps, "families" | "tokenKey" | "refreshTtlSeconds">,
+  userId: string,
   now: Date,
-  claim: (successorHash: string) => Promise<boolean>,
-): Promise<TokenSet | null> {
-  const token = newRefreshToken();
-  const hash = hashToken(token);
-  const nowSeconds = Math.floor(now.getTime() / 1000);
-  const refreshExp = nowSeconds + deps.refreshTtlSeconds;
-  await deps.repo.insert({
-    hash,
-    familyId: doc.family_id,
-    userId: doc.user_id,
-    parent: doc._id,
-    now,
-    expiresAt: new Date(refreshExp * 1000),
+): Promise<{ token: string; expiresAt: number }> {
+  const familyId = randomUUID();
+  const { token, next } = nextToken(deps, familyId, 0, now);
+  await deps.families.insert({
+    _id: familyId,
+    user_id: userId,
+    generation: 0,
+    current_hash: next.hash,
+    parent_generation: null,
+    rotated_at: null,
+    grace_used_at: null,
+    lost_generations: [],
+    legacy_hash: null,
+    created_at: now,
+    expires_at: next.expiresAt,
+    revoked_at: null,
   });
-  if (!(await claim(hash))) {
-    await deps.repo.revokeIfUnused(hash, now);
-    return null;
-  }
-  const access = deps.signAccess(doc.user_id, nowSeconds);
-  return {
-    access_token: access.token,
-    expires_at: access.exp,
-    refresh_token: token,
-    refresh_token_expires_at: refreshExp,
-    token_type: "Bearer",
-  };
-}
-
-/** The grace path: the presented token was rotated already. */
-async function retryWithinGrace(deps: RefreshDeps, doc: RefreshTokenDoc, now: Date): Promise<TokenSet> {
-  const since = new Date(now.getTime() - deps.graceSeconds * 1000);
-  const rotatedAt = doc.rotated_at ? new Date(doc.rotated_at) : null;
-  const eligible =
-    deps.graceSeconds > 0 && rotatedAt && rotatedAt >= since && !doc.grace_used_at && doc.replaced_by;
-  if (!eligible) return reused(deps, doc, now);
-  const previousSuccessor = doc.replaced_by as string;
-  const set = await rotate(deps, doc, now, async (hash) => {
-    // The successor must never have been used: if it was, the client has it, and this is a replay.
-    if (!(await deps.repo.revokeIfUnused(previousSuccessor, now))) return false;
-    return deps.repo.useGrace(doc._id, hash, since, now);
-  });
-  return set ?? reused(deps, doc, now);
+  return { token, expiresAt: next.expiresAt.getTime() / 1000 };
 }
 
 export async function refreshTokens(
@@ -88,17 +48,24 @@ export async function refreshTokens(
   presented: string,
 ): Promise<TokenSet> {
   const now = deps.now();
-  const doc = await deps.repo.findByHash(hashToken(presented));
-  if (!doc) throw invalid("refresh token unknown");
-  if (doc.user_id !== callerId) throw invalid("refresh token belongs to another user");
-  if (doc.revoked_at) throw invalid("refresh token revoked");
-  if (new Date(doc.expires_at) <= now) throw invalid("refresh token expired");
-  if (doc.rotated_at) return retryWithinGrace(deps, doc, now);
-
-  const set = await rotate(deps, doc, now, (hash) => deps.repo.markRotated(doc._id, hash, now));
-  if (set) return set;
-  // A concurrent refresh of the same token won the rotation: look again and take the grace path.
-  const current = await deps.repo.findByHash(doc._id);
-  if (!current || current.revoked_at) throw invalid("refresh token revoked");
-  return retryWithinGrace(deps, current, now);
+  const read = parseRefreshToken(presented);
+  if (read.kind === "legacy") return refreshLegacy(deps, callerId, presented, now);
+  if (read.kind === "forged") throw invalid("refresh token unknown");
+  const { familyId, generation, expiresAt } = read.claims;
+  const family = await deps.families.find(familyId);
+  const hash = hashToken(presented);
+  // The live token is known by its hash; any other must carry a valid MAC before its claims count.
+  // Without one it is refused as never issued, and touches no family.
+  if (family?.current_hash !== hash && !hasValidMac(deps.tokenKey, presented)) {
+    throw invalid("refresh token unknown");
+  }
+  // A day after its expiry a token answers as when each token's document was deleted then (0067).
+  if (expiresAt * 1000 + EXPIRED_TOKEN_KEPT_MS < now.getTime()) throw invalid("refresh token unknown");
+  if (!family) throw invalid("refresh token unknown");
+  if (family.user_id !== callerId) throw invalid("refresh token belongs to another user");
+  if (family.revoked_at || family.lost_generations.includes(generation)) {
+    throw invalid("refresh token revoked");
+  }
+  if (expiresAt * 1000 <= now.getTime()) throw invalid("refresh token expired");
+  return decide(deps, family, generation, hash, now);
 }

@@ -1,7 +1,8 @@
 /**
  * Access and refresh tokens. Access tokens are JWTs (algorithm pinned, key from config) with `sub` (user
  * id), `jti` (token id), `iat`, `exp` and `iss`, verified by shared/auth/access-token (the gateway
- * verifies too). Refresh tokens are opaque random strings; only their SHA-256 hash is ever stored.
+ * verifies too). Refresh tokens: see refresh-token-format.ts; of a token only its SHA-256 hash is ever
+ * stored.
  */
 import { createHash, randomFillSync, randomUUID } from "node:crypto";
 import jwt from "jsonwebtoken";
@@ -32,15 +33,24 @@ const TOKEN_BYTES = 32;
 const pool = Buffer.alloc(4096);
 let poolOffset = pool.length;
 
-/** 256 random bits, URL-safe. */
-export function newRefreshToken(): string {
-  if (poolOffset + TOKEN_BYTES > pool.length) {
+/** Copies `length` fresh random bytes into `target` at `offset` (at most 32 at a time). */
+export function fillRandom(target: Buffer, offset: number, length: number): void {
+  if (poolOffset + length > pool.length) {
     randomFillSync(pool);
     poolOffset = 0;
   }
-  const token = pool.toString("base64url", poolOffset, poolOffset + TOKEN_BYTES);
-  poolOffset += TOKEN_BYTES;
-  return token;
+  pool.copy(target, offset, poolOffset, poolOffset + length);
+  poolOffset += length;
+}
+
+/**
+ * 256 random bits, URL-safe: the refresh tokens issued before decision 0091 had this form (the tests
+ * make such tokens to check that they keep working); tokens are now made by refresh-token-format.ts.
+ */
+export function newRefreshToken(): string {
+  const bytes = Buffer.allocUnsafe(TOKEN_BYTES);
+  fillRandom(bytes, 0, TOKEN_BYTES);
+  return bytes.toString("base64url");
 }
 
 export const hashToken = (token: string): string => createHash("sha256").update(token).digest("hex");

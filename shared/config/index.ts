@@ -185,7 +185,7 @@ export const configSchema = {
   jwtSecret: entry(
     "JWT_SECRET",
     "dev-only-secret-change-me-0123456789abcdef",
-    "HMAC key that signs access tokens (required in production, at least 32 characters)",
+    "HMAC key that signs access tokens, and from which the refresh tokens' MAC key is derived (required in production, at least 32 characters)",
     str,
   ),
   jwtAlgorithm: entry("JWT_ALGORITHM", "HS256", "Pinned JWT algorithm", oneOf("HS256", "HS384", "HS512")),

@@ -2,8 +2,8 @@
  * How the embedded engine appends to a collection's file: NeDB's own way is `fs.appendFile` per write
  * (open, write, close: three trips to the thread pool). Here the file stays open and the lines of every
  * operation finished in one turn of the event loop go out in one synchronous write (a group commit):
- * under load a write call costs several times what it costs alone, and a token refresh makes two of them
- * (figures: docs/decisions/0052-nedb-write-path.md). With STORE_FSYNC the write is followed by one
+ * under load a write call costs several times what it costs alone, and a token refresh made two of them
+ * when this was measured (figures: docs/decisions/0052-nedb-write-path.md). With STORE_FSYNC the write is followed by one
  * `fdatasync` per group, so what was answered also outlives a power loss (what that costs:
  * docs/decisions/0080-store-durability.md).
  *

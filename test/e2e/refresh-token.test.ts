@@ -128,10 +128,23 @@ describe("POST /auth/refresh-token", () => {
     await sys.settle();
     const store = await sys.inspect("auth");
     const docs = await store
-      .collection<{ _id: string; user_id: string; revoked_at: Date | null }>("refresh_tokens")
+      .collection<{ _id: string; user_id: string; revoked_at: Date | null }>("refresh_families")
       .find({ user_id: user.id });
     expect(docs.length).toBeGreaterThan(0);
     docs.forEach((d) => expect(d.revoked_at).not.toBeNull());
+  });
+
+  it("when a token is refreshed five times, then its sign-in is still one document in the store", async () => {
+    const user = await newUser(sys.broker);
+    let current = user.refresh_token;
+    for (let i = 0; i < 5; i++) {
+      const res = await refresh(user.access_token, { refresh_token: current });
+      expect(res.status).toBe(200);
+      current = res.body.refresh_token;
+    }
+    const store = await sys.inspect("auth");
+    expect(await store.collection("refresh_families").count({ user_id: user.id })).toBe(1);
+    expect(await store.collection("refresh_tokens").count({ user_id: user.id })).toBe(0);
   });
 });
 
@@ -206,7 +219,7 @@ describe("rotation and reuse detection", () => {
 describe("stored secrets", () => {
   it("when the store is read directly, then no refresh token or API key appears in plain text", async () => {
     const store = await sys.inspect("auth");
-    const tokens = JSON.stringify(await store.collection<{ _id: string }>("refresh_tokens").find({}));
+    const tokens = JSON.stringify(await store.collection<{ _id: string }>("refresh_families").find({}));
     const keys = JSON.stringify(await store.collection<{ _id: string }>("api_keys").find({}));
     const { users, api_keys } = sys.manifest;
     for (const u of [users.alice, users.bob, users.carol, ...users.crowd]) {

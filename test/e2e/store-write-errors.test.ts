@@ -78,9 +78,9 @@ describe("a full disk under the embedded store", () => {
           expect(refreshed.body.detail).toMatch(/storage is full/);
         }
         expect(await writeErrors("rounds", "ENOSPC")).toBeGreaterThanOrEqual(5);
-        expect(await writeErrors("refresh_tokens", "ENOSPC")).toBeGreaterThanOrEqual(5);
+        expect(await writeErrors("refresh_families", "ENOSPC")).toBeGreaterThanOrEqual(5);
         const lines = errors.mock.calls.map((args) => args.join(" "));
-        for (const store of ["rounds", "refresh_tokens"]) {
+        for (const store of ["rounds", "refresh_families"]) {
           const about = lines.filter((l) => l.includes(`Store writes fail: ${store} (`));
           expect(about).toHaveLength(1);
           expect(about[0]).toContain(`${dbDir(sys.config)}/${store}.db`);
@@ -95,7 +95,7 @@ describe("a full disk under the embedded store", () => {
       expect((await untilStored(join)).status).toBe(200);
       expect((await untilStored(refresh)).status).toBe(200);
       const recovered = warnings.mock.calls.map((args) => args.join(" "));
-      for (const store of ["rounds", "refresh_tokens"]) {
+      for (const store of ["rounds", "refresh_families"]) {
         expect(recovered.filter((l) => l.includes(`Store writes succeed again: ${store} (`))).toHaveLength(1);
       }
       errors.mockRestore();
