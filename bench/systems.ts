@@ -49,7 +49,7 @@ const stopProcess = (p: ChildProcess, signal: NodeJS.Signals = "SIGTERM") =>
 export async function startEmbedded<F>(
   seed: Seeder<F>,
   opts: { nodeArgs?: string[]; stopSignal?: NodeJS.Signals } = {},
-): Promise<System<F> & { process: ChildProcess }> {
+): Promise<System<F> & { process: ChildProcess; dataDir: string; stopServer(): Promise<void> }> {
   const dataDir = tmpDir("bench-http-");
   const port = await freePort();
   const env = { PORT: String(port), DATA_DIR: dataDir };
@@ -85,7 +85,10 @@ export async function startEmbedded<F>(
     baseUrl,
     fixtures,
     process: server,
+    dataDir,
     watched: [{ name: "server", pid: () => server.pid }],
+    /** Stops the server and leaves its folder (the soak reads it afterwards); `stop` removes it. */
+    stopServer: () => stopProcess(server, opts.stopSignal),
     async stop() {
       await stopProcess(server, opts.stopSignal);
       fs.rmSync(dataDir, { recursive: true, force: true });
