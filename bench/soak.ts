@@ -155,6 +155,28 @@ export async function runSoak(quick: boolean, log: (line: string) => void): Prom
   );
   const system = await startEmbedded((broker) => seedMixed(broker, plan.sizes, log), {
     nodeArgs: [`--inspect=127.0.0.1:${inspectPort}`],
+    // Loading 100,000 users and their tokens on a shared, busy machine can take longer than a minute.
+    startTimeoutMs: 300_000,
+    // Info lines include each compaction of a collection's file (shared/runtime/store-watch.ts).
+    serverEnv: { LOG_LEVEL: "info" },
+  });
+  const compactions: Row[] = [];
+  const t0 = Date.now();
+  let partial = "";
+  system.process.stdout?.on("data", (chunk: Buffer) => {
+    const lines = (partial + chunk.toString("utf8")).split("\n");
+    partial = lines.pop() ?? "";
+    for (const line of lines) {
+      const m = /Store file compacted: (\S+) .*?([\d.]+) → ([\d.]+) MB; its operations waited (\d+) ms/.exec(line);
+      if (m)
+        compactions.push({
+          "at s": Math.round((Date.now() - t0) / 1000),
+          collection: m[1],
+          "MB before": m[2],
+          "MB after": m[3],
+          "operations waited ms": Number(m[4]),
+        });
+    }
   });
   const dbDir = path.join(system.dataDir, "db");
   const mediaDir = path.join(system.dataDir, "media");
@@ -247,6 +269,7 @@ export async function runSoak(quick: boolean, log: (line: string) => void): Prom
     { title: "Over time", rows: overTime },
     { title: "Collections", rows: collections },
     { title: "Requests by route", rows: routes },
+    { title: "Compactions of the store's files while running", rows: compactions },
   ];
   process.stdout.write(`${writeResults("soak", header, sections, true)}\n`);
   if (errors > 0) throw new Error(`soak: ${errors} unexpected answers`);
