@@ -167,7 +167,9 @@ export async function runSoak(quick: boolean, log: (line: string) => void): Prom
     const lines = (partial + chunk.toString("utf8")).split("\n");
     partial = lines.pop() ?? "";
     for (const line of lines) {
-      const m = /Store file compacted: (\S+) .*?([\d.]+) → ([\d.]+) MB; its operations waited (\d+) ms/.exec(line);
+      const m = /Store file compacted: (\S+) .*?([\d.]+) → ([\d.]+) MB; its operations waited (\d+) ms/.exec(
+        line,
+      );
       if (m)
         compactions.push({
           "at s": Math.round((Date.now() - t0) / 1000),
@@ -204,6 +206,8 @@ export async function runSoak(quick: boolean, log: (line: string) => void): Prom
   const statuses: Record<string, number> = {};
   let errors = 0;
   let countsAtEnd: Record<string, number> = {};
+  /** Compacted by the store's close: the size of the data itself. */
+  let filesAfterStop: Record<string, number> = {};
   try {
     await sample(0, 0);
     const scenario = mixedScenario(fixtures);
@@ -218,7 +222,10 @@ export async function runSoak(quick: boolean, log: (line: string) => void): Prom
   } finally {
     // Stopped by SIGTERM: the store closes, compacting every file, so what is counted is what it holds.
     await system.stopServer();
-    if (fs.existsSync(dbDir)) countsAtEnd = documentCounts(dbDir);
+    if (fs.existsSync(dbDir)) {
+      countsAtEnd = documentCounts(dbDir);
+      filesAfterStop = fileSizes(dbDir);
+    }
     await system.stop();
   }
 
@@ -246,6 +253,7 @@ export async function runSoak(quick: boolean, log: (line: string) => void): Prom
         "added per 1,000 requests": total > 0 ? (((end - start) / total) * 1000).toFixed(2) : "–",
         "file MB at start": mb(samples[0].files[name] ?? 0),
         "file MB at end (before stop)": mb(samples[samples.length - 1].files[name] ?? 0),
+        "file MB after stop (compacted)": mb(filesAfterStop[name] ?? 0),
       };
     });
   const routes: Row[] = (Object.keys(MIX) as Route[]).map((route) => ({
