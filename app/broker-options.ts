@@ -32,6 +32,10 @@ function channelsMiddleware(config: Config): Middleware[] {
             // A job must finish (and be acknowledged) within this, or JetStream hands it out again; a
             // notifier that died mid-job is thus replaced after at most this long.
             consumerOptions: { config: { ack_wait: config.notifierAckWaitSeconds * 1e9 } },
+            // Every stream (facts, jobs, dead letters) keeps a message OUTBOX_RETENTION_HOURS, as long as a
+            // fact may wait in its outbox: with the default "limits" retention a stream otherwise keeps
+            // every message, acknowledged or not, for ever (docs/decisions/0077-outbox-and-upload-retention.md).
+            streamConfig: { max_age: streamMaxAgeNanos(config) },
           },
           maxInFlight: 2,
           // One more than the notifier's own bound, so the attempt that marks the job failed is delivered.
@@ -44,6 +48,10 @@ function channelsMiddleware(config: Config): Middleware[] {
     } as never) as unknown as Middleware,
   ];
 }
+
+/** JetStream's `max_age` (nanoseconds) of the streams the channels middleware creates. */
+export const streamMaxAgeNanos = (config: Pick<Config, "outboxRetentionHours">): number =>
+  config.outboxRetentionHours * 3600 * 1e9;
 
 /**
  * Failures that are not the node's own: a call rejected or held across a NATS outage (the transport),

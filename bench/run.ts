@@ -6,7 +6,9 @@
  * with a bare node:http baseline that answers the same bytes; 6 (upload) and 7 (multicast, in each
  * topology asked for) are their own benches; 8 (a mixed workload over --users and --rounds, bench/mixed.ts) runs distributed. It
  * reports; it asserts no speed (targets are printed beside the numbers), only that every
- * case ran, without unexpected errors, and that join capacity stayed exact.
+ * case ran, without unexpected errors, and that join capacity stayed exact. `--soak [--minutes N]`:
+ * case 8 for N minutes (10) against the embedded system, memory and store size every minute
+ * (bench/soak.ts).
  */
 import { startBaseline } from "./baseline";
 import { ratioChart, type ChartBar } from "./chart";
@@ -35,6 +37,7 @@ import {
 import { httpRows, multicastRows, runRows, uploadRows } from "./report";
 import type { System, Topology } from "./systems";
 import { runUploadBench } from "./upload";
+import { runSoak } from "./soak";
 import { describeNodeOptions, parseNodeOptions } from "./node-options";
 import { binary } from "../test/support/brokers";
 
@@ -105,6 +108,10 @@ async function scaling(quick: boolean): Promise<void> {
 async function main(): Promise<void> {
   const quick = process.argv.includes("--quick");
   if (process.argv.includes("--scaling")) return scaling(quick);
+  if (process.argv.includes("--soak")) {
+    build();
+    return runSoak(quick, log);
+  }
   const only = (flag("only") ?? "").split(",").filter(Boolean);
   const wants = (key: string) => only.length === 0 || only.includes(key);
   const plan = planFor(

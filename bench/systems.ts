@@ -48,8 +48,14 @@ const stopProcess = (p: ChildProcess, signal: NodeJS.Signals = "SIGTERM") =>
  */
 export async function startEmbedded<F>(
   seed: Seeder<F>,
-  opts: { nodeArgs?: string[]; stopSignal?: NodeJS.Signals } = {},
-): Promise<System<F> & { process: ChildProcess }> {
+  opts: {
+    nodeArgs?: string[];
+    stopSignal?: NodeJS.Signals;
+    startTimeoutMs?: number;
+    /** More environment for the server only (the soak asks for LOG_LEVEL=info). */
+    serverEnv?: Record<string, string>;
+  } = {},
+): Promise<System<F> & { process: ChildProcess; dataDir: string; stopServer(): Promise<void> }> {
   const dataDir = tmpDir("bench-http-");
   const port = await freePort();
   const env = { PORT: String(port), DATA_DIR: dataDir };
@@ -71,10 +77,10 @@ export async function startEmbedded<F>(
   // Stopping closes the store and releases its folder for the server.
   await prep.stop();
 
-  const server = startNode(env, opts.nodeArgs);
+  const server = startNode({ ...env, ...opts.serverEnv }, opts.nodeArgs);
   const baseUrl = `http://127.0.0.1:${port}`;
   try {
-    await waitFor(healthy(baseUrl), 60_000, "the embedded server");
+    await waitFor(healthy(baseUrl), opts.startTimeoutMs ?? 60_000, "the embedded server");
   } catch (err) {
     await stopProcess(server);
     fs.rmSync(dataDir, { recursive: true, force: true });
@@ -85,7 +91,10 @@ export async function startEmbedded<F>(
     baseUrl,
     fixtures,
     process: server,
+    dataDir,
     watched: [{ name: "server", pid: () => server.pid }],
+    /** Stops the server and leaves its folder (the soak reads it afterwards); `stop` removes it. */
+    stopServer: () => stopProcess(server, opts.stopSignal),
     async stop() {
       await stopProcess(server, opts.stopSignal);
       fs.rmSync(dataDir, { recursive: true, force: true });

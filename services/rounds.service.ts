@@ -31,7 +31,8 @@ import { StoreEventCreatedEvent } from "../shared/contracts/stores";
 import { DuplicateKeyError } from "../shared/storage";
 import type { OutboxRelay } from "../shared/outbox";
 import { Channels, factChannel, factHandler } from "../shared/runtime/channels";
-import { startOutboxRelay } from "../shared/runtime/start-outbox-relay";
+import { startOutboxRelay, startOutboxSweeper } from "../shared/runtime/start-outbox-relay";
+import type { Sweeper } from "../shared/runtime/sweeper";
 import { traceContextOf } from "../shared/tracing/propagation";
 
 interface RoundsService extends Service {
@@ -39,6 +40,8 @@ interface RoundsService extends Service {
   repo: RoundsRepository;
   questions: QuestionsRepository;
   relay: OutboxRelay;
+  /** Drops outbox leftovers past OUTBOX_RETENTION_HOURS (shared/outbox/expiry). */
+  outboxSweeper: Sweeper;
   fullRounds: FullRounds;
   /** Answers as JSON bytes, shared by the callers who see a round alike (per snapshot). */
   json: RoundJson;
@@ -269,9 +272,11 @@ const RoundsServiceSchema: ServiceSchema<Record<string, never>, RoundsService> =
     await this.repo.init();
     await this.questions.ensureCatalog();
     this.relay = startOutboxRelay(this, this.repo.outbox);
+    this.outboxSweeper = startOutboxSweeper(this, this.repo.outbox);
   },
 
   async stopped(this: RoundsService) {
+    await this.outboxSweeper?.stop();
     await this.relay?.stop();
   },
 };

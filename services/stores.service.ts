@@ -32,7 +32,7 @@ import {
 } from "../shared/errors";
 import { noRetry, serviceConfig, serviceStore } from "../shared/runtime";
 import type { OutboxRelay } from "../shared/outbox";
-import { startOutboxRelay } from "../shared/runtime/start-outbox-relay";
+import { startOutboxRelay, startOutboxSweeper } from "../shared/runtime/start-outbox-relay";
 import { Sweeper } from "../shared/runtime/sweeper";
 import { traceContextOf } from "../shared/tracing/propagation";
 import { LocalBlobStore } from "./stores/blob-store";
@@ -42,6 +42,7 @@ import {
   eventKeyId,
   keyLeaseMs,
 } from "./stores/event-keys.repository";
+import { MEDIA_SWEEP_INTERVAL_MS, mediaSweepTasks } from "./stores/media-sweep";
 import { createOrReplayStoreEvent, managedStore } from "./stores/store-events";
 import { StoresRepository, toItemInfo, toStoreInfo } from "./stores/stores.repository";
 
@@ -67,6 +68,10 @@ interface StoresService extends Service {
   relay: OutboxRelay;
   /** Deletes expired Idempotency-Keys (IDEMPOTENCY_KEY_TTL). */
   keySweep: Sweeper | null;
+  /** Staged uploads and pictures no item shows, past STAGED_UPLOAD_RETENTION_MINUTES. */
+  mediaSweeper: Sweeper;
+  /** Outbox leftovers past OUTBOX_RETENTION_HOURS (shared/outbox/expiry). */
+  outboxSweeper: Sweeper;
 }
 
 const StoresServiceSchema: ServiceSchema<Record<string, never>, StoresService> = {
@@ -289,9 +294,20 @@ const StoresServiceSchema: ServiceSchema<Record<string, never>, StoresService> =
     this.eventKeys = new EventKeysRepository(store);
     await this.eventKeys.init();
     this.blobs = new LocalBlobStore(this.config.mediaDir || path.join(this.config.dataDir, "media"));
-    const swept = this.blobs.sweep();
-    if (swept > 0) this.logger.info(`Removed ${swept} abandoned staged upload(s)`);
+    const retentionMs = this.config.stagedUploadRetentionMinutes * 60_000;
+    this.mediaSweeper = new Sweeper(
+      mediaSweepTasks(this.blobs, this.repo, retentionMs, (name) =>
+        this.logger.warn(`Removed picture ${name}: no item shows it (its event was never written)`),
+      ),
+      {
+        intervalMs: MEDIA_SWEEP_INTERVAL_MS,
+        warn: (message, err) => this.logger.warn(message, err),
+        report: (removed) => this.logger.info("Swept media past STAGED_UPLOAD_RETENTION_MINUTES", removed),
+      },
+    );
+    this.mediaSweeper.start();
     this.relay = startOutboxRelay(this, this.repo.outbox);
+    this.outboxSweeper = startOutboxSweeper(this, this.repo.outbox);
     this.keySweep = new Sweeper(
       [{ name: "expired Idempotency-Keys", run: (now) => this.eventKeys.deleteExpired(now) }],
       {
@@ -305,6 +321,8 @@ const StoresServiceSchema: ServiceSchema<Record<string, never>, StoresService> =
 
   async stopped(this: StoresService) {
     await this.keySweep?.stop();
+    await this.mediaSweeper?.stop();
+    await this.outboxSweeper?.stop();
     await this.relay?.stop();
   },
 };

@@ -3,7 +3,8 @@
  * written to a temporary file as they arrive (never held whole in memory), counted and sniffed on the
  * way (and hashed, when asked), either from a stream (`stage`) or chunk by chunk (`begin`/`append`/`finish`); `commit`
  * renames a staged file into place under a random name (never the client's file name), `discard`
- * deletes it. Staged files nobody committed (a crash between the two) are swept at start.
+ * deletes it. Staged files nobody committed (a crash between the two), and pictures in place no item
+ * names, are swept by the stores service (services/stores/media-sweep.ts).
  */
 import { createHash, randomUUID, type Hash } from "node:crypto";
 import fs from "node:fs";
@@ -46,7 +47,6 @@ const mimeOfName = (name: string): ImageMime | null =>
         : null;
 
 const STAGED_ID = /^[0-9a-f-]{36}$/;
-const STALE_MS = 3600_000;
 
 /** An upload being received in chunks (one per request, so the sender waits: flow control). */
 interface OpenUpload {
@@ -69,15 +69,44 @@ export class LocalBlobStore implements BlobStore {
     fs.mkdirSync(this.tmp, { recursive: true });
   }
 
-  /** Deletes staged files older than an hour (left by a crash between stage and commit). */
-  sweep(now = Date.now()): number {
+  /**
+   * Deletes staged files last written more than `olderThanMs` ago (STAGED_UPLOAD_RETENTION_MINUTES):
+   * uploads a killed process left between stage and commit. An upload still open here is never one of
+   * them (its sender would have timed out long before), and is skipped anyway. Resolves to how many went.
+   */
+  async sweepStaged(olderThanMs: number, now = Date.now()): Promise<number> {
     let removed = 0;
-    for (const f of fs.readdirSync(this.tmp)) {
+    for (const f of await fs.promises.readdir(this.tmp)) {
+      if (this.uploads.has(f)) continue;
       const file = path.join(this.tmp, f);
-      if (now - fs.statSync(file).mtimeMs > STALE_MS) {
-        fs.rmSync(file, { force: true });
+      const stat = await fs.promises.stat(file).catch(() => null);
+      if (stat && now - stat.mtimeMs > olderThanMs) {
+        await fs.promises.rm(file, { force: true });
         removed++;
       }
+    }
+    return removed;
+  }
+
+  /**
+   * Deletes pictures in place older than `olderThanMs` that `inUse` says no item names: a picture
+   * moved into place whose item was never written (a process killed in between, or an undo that
+   * failed). The age keeps clear of an event being created right now. Resolves to the names removed.
+   */
+  async sweepOrphans(
+    olderThanMs: number,
+    inUse: (name: string) => Promise<boolean>,
+    now = Date.now(),
+  ): Promise<string[]> {
+    const removed: string[] = [];
+    for (const name of await fs.promises.readdir(this.dir)) {
+      if (name.startsWith(".") || !mimeOfName(name)) continue;
+      const file = path.join(this.dir, name);
+      const stat = await fs.promises.stat(file).catch(() => null);
+      if (!stat?.isFile() || now - stat.mtimeMs <= olderThanMs) continue;
+      if (await inUse(name)) continue;
+      await fs.promises.rm(file, { force: true });
+      removed.push(name);
     }
     return removed;
   }

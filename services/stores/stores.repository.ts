@@ -86,7 +86,14 @@ export class StoresRepository {
 
   async init(): Promise<void> {
     await this.items.createIndex({ fields: ["store_id"] });
+    // What the media sweep asks of every picture in place (services/stores/media-sweep.ts).
+    await this.items.createIndex({ fields: ["assets.path"] });
     await this.outbox.init();
+  }
+
+  /** Whether an item shows the picture `name` of the media folder (an event's cover is one of its assets). */
+  async pictureInUse(name: string): Promise<boolean> {
+    return (await this.items.count({ "assets.path": `/media/${name}` })) > 0;
   }
 
   /** The next integer id of a sequence; atomic on both engines (upsert with $inc). */

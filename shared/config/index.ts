@@ -170,6 +170,12 @@ export const configSchema = {
     "Answer a write only once it would outlive a power loss: fdatasync per group commit (embedded store), journaled write concern (MongoDB); what it costs: docs/decisions/0080-store-durability.md",
     bool,
   ),
+  storeCompactionIntervalSeconds: entry(
+    "STORE_COMPACTION_INTERVAL_SECONDS",
+    "60",
+    "Embedded store: how often each collection's file is checked, and compacted (rewritten from memory) once it has grown to twice its size after the last compaction; 0: only at start and stop (why: docs/decisions/0078-nedb-compaction-while-running.md)",
+    int(0, 86_400),
+  ),
   mongoUri: entry(
     "MONGO_URI",
     "",
@@ -354,6 +360,18 @@ export const configSchema = {
     "Hours an ended job keeps its list of user ids; at most NOTIFIER_JOB_RETENTION_HOURS",
     int(0, 87_600),
   ),
+  outboxRetentionHours: entry(
+    "OUTBOX_RETENTION_HOURS",
+    "168",
+    "Hours a fact may wait unpublished in its document's outbox before the hourly sweep drops it, logging each fact lost; with NATS also the max_age of the JetStream streams (docs/decisions/0077-outbox-and-upload-retention.md)",
+    int(1, 87_600),
+  ),
+  stagedUploadRetentionMinutes: entry(
+    "STAGED_UPLOAD_RETENTION_MINUTES",
+    "60",
+    "Minutes a staged upload's file (an upload a killed process left), or a picture no item names, is kept before the stores sweep removes it; at least twice UPLOAD_TIMEOUT_MS",
+    int(1, 10_080),
+  ),
   authCacheSeconds: entry(
     "AUTH_CACHE_SECONDS",
     "60",
@@ -452,6 +470,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
         `${env} must not exceed NOTIFIER_JOB_RETENTION_HOURS (${config.notifierJobRetentionHours})`,
       );
     }
+  }
+  // An upload still being received must never be swept (services/stores/media-sweep.ts).
+  if (config.stagedUploadRetentionMinutes * 60_000 < 2 * config.uploadTimeoutMs) {
+    throw new ConfigError(
+      `STAGED_UPLOAD_RETENTION_MINUTES must be at least twice UPLOAD_TIMEOUT_MS (${config.uploadTimeoutMs} ms)`,
+    );
   }
   return Object.freeze({ ...config, dataDir: path.resolve(config.dataDir) });
 }

@@ -112,8 +112,41 @@ export class DocumentOutbox<T extends { _id: string | number } & OutboxFields> i
     }
   }
 
-  /** Removes the entries; a second removal (two relays) changes nothing. */
-  private async remove(docId: string | number, ids: string[]): Promise<void> {
+  /**
+   * Drops the entries recorded before `before` that are still there, and tells `onDrop` of each one it
+   * removed (an entry a relay published meanwhile is not dropped, and not told): the facts no channel
+   * took within the retention (docs/decisions/0077-outbox-and-upload-retention.md). Walks the documents
+   * with entries (the sparse index) in pages by `_id`; resolves to how many entries went.
+   */
+  async dropOlderThan(before: Date, onDrop: (dropped: PendingEntry) => void): Promise<number> {
+    let dropped = 0;
+    let after: string | number | undefined;
+    for (;;) {
+      const filter = after === undefined ? {} : { _id: { $gt: after } };
+      const docs = await this.docs.find(
+        { ...filter, outbox_size: { $gt: 0 } },
+        { sort: { _id: 1 }, limit: EXPIRY_PAGE },
+      );
+      for (const doc of docs) {
+        const old = Object.values(doc.outbox ?? {}).filter(
+          (e) => new Date(e.recorded_at).getTime() < before.getTime(),
+        );
+        for (const entry of old) {
+          if ((await this.remove(doc._id, [entry.id])) === 0) continue;
+          dropped++;
+          onDrop({ docId: doc._id, entry });
+        }
+      }
+      if (docs.length < EXPIRY_PAGE) return dropped;
+      after = docs[docs.length - 1]._id;
+    }
+  }
+
+  /**
+   * Removes the entries; a second removal (two relays) changes nothing. Resolves to how many of them
+   * this call removed.
+   */
+  private async remove(docId: string | number, ids: string[]): Promise<number> {
     const unset = Object.fromEntries(ids.map((id) => [`outbox.${id}`, true]));
     const present = Object.fromEntries(ids.map((id) => [`outbox.${id}`, { $exists: true }]));
     // All of them there: they go in one write, with the count if they were the last.
@@ -121,16 +154,21 @@ export class DocumentOutbox<T extends { _id: string | number } & OutboxFields> i
       { _id: docId, ...present, outbox_size: ids.length },
       { $unset: { ...unset, outbox_size: true } },
     );
-    if (wereLast > 0) return;
+    if (wereLast > 0) return ids.length;
     const wereThere = await this.docs.updateOne(
       { _id: docId, ...present },
       { $unset: unset, $inc: { outbox_size: -ids.length } },
     );
-    if (wereThere > 0) return;
+    if (wereThere > 0) return ids.length;
     // Some were already removed (another relay): one by one, each only if still there.
-    if (ids.length > 1) for (const id of ids) await this.remove(docId, [id]);
+    let removed = 0;
+    if (ids.length > 1) for (const id of ids) removed += await this.remove(docId, [id]);
+    return removed;
   }
 }
+
+/** Documents read per query by `dropOlderThan`. */
+const EXPIRY_PAGE = 500;
 
 /** Entries of one document to remove in one write, and who waits for it. */
 interface AckBatch {
@@ -140,3 +178,4 @@ interface AckBatch {
 
 export type { Backlog, OutboxEntry, OutboxFields, OutboxSource, PendingEntry } from "./entry";
 export { OutboxRelay, type RelayOptions, type Publish } from "./outbox-relay";
+export { outboxExpiryTask, OUTBOX_SWEEP_INTERVAL_MS, type ExpiringOutbox } from "./expiry";

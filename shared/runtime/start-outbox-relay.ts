@@ -1,8 +1,17 @@
 import type { Service } from "moleculer";
-import { OutboxRelay, type Backlog, type OutboxSource } from "../outbox";
+import {
+  OUTBOX_SWEEP_INTERVAL_MS,
+  OutboxRelay,
+  outboxExpiryTask,
+  type Backlog,
+  type ExpiringOutbox,
+  type OutboxSource,
+} from "../outbox";
+import { configOf } from "../config";
 import { channelPublisher } from "./channels";
 import { MetricNames } from "./metric-names";
 import { labelledGauge } from "./metrics";
+import { Sweeper } from "./sweeper";
 
 /**
  * Starts the outbox relay (shared/outbox/outbox-relay) of a producing service, wired to this process: it
@@ -20,6 +29,30 @@ export function startOutboxRelay(service: Service, outbox: OutboxSource): Outbox
   if (broker.started) relay.start();
   else broker.localBus.once("$broker.started", () => relay.start());
   return relay;
+}
+
+/**
+ * Starts the hourly sweep of the service's outbox leftovers (shared/outbox/expiry): entries older than
+ * OUTBOX_RETENTION_HOURS are dropped, each logged as an error naming the fact lost. Its first sweep
+ * comes a minute after start, out of the way of the start itself. The service stops it in its
+ * `stopped`, before its relay.
+ */
+export function startOutboxSweeper(service: Service, outbox: ExpiringOutbox): Sweeper {
+  const retentionMs = configOf(service.broker).outboxRetentionHours * 3_600_000;
+  const sweeper = new Sweeper(
+    [
+      outboxExpiryTask(`${service.name} outbox leftovers`, outbox, retentionMs, (line) =>
+        service.logger.error(line),
+      ),
+    ],
+    {
+      intervalMs: OUTBOX_SWEEP_INTERVAL_MS,
+      firstDelayMs: 60_000,
+      warn: (m, e) => service.logger.warn(m, e),
+    },
+  );
+  sweeper.start();
+  return sweeper;
 }
 
 /** The service's two outbox gauges (at 0 until the first sweep), or nothing without metrics. */

@@ -25,6 +25,8 @@ export function storeWatch(broker: ServiceBroker): StoreWatch {
   return watch;
 }
 
+const mb = (bytes: number): string => (bytes / 2 ** 20).toFixed(1);
+
 function createWatch(broker: ServiceBroker): StoreWatch {
   const logger = broker.getLogger("store");
   // Registered and shown at 0 by the first process part that asks (shared/runtime/metrics).
@@ -42,5 +44,12 @@ function createWatch(broker: ServiceBroker): StoreWatch {
         `Store writes succeed again: ${r.store} (${r.path}), after ${r.failures} failed operations ` +
           `since ${r.since.toISOString()}.`,
       ),
+    compacted: (c) =>
+      logger.info(
+        `Store file compacted: ${c.store} (${c.path}) ${mb(c.bytesBefore)} → ${mb(c.bytesAfter)} MB; ` +
+          `its operations waited ${c.ms} ms.`,
+      ),
+    compactionFailed: (c) =>
+      logger.warn(`Store file not compacted: ${c.store} (${c.path}): ${c.message}; tried again later.`),
   };
 }

@@ -13,14 +13,18 @@ import type { StoreWatch } from "./write-failures";
 export * from "./port";
 export { MongoStore } from "./mongo";
 export { NedbStore } from "./nedb";
-export { quietWatch, type StoreWatch, type WriteFailure } from "./write-failures";
+export { quietWatch, type Compaction, type StoreWatch, type WriteFailure } from "./write-failures";
 
 /** Where the embedded engine keeps its files under DATA_DIR. */
 export const dbDir = (config: Pick<Config, "dataDir">): string => path.join(config.dataDir, "db");
 
 /** `watch` hears of writes the store could not make (shared/runtime/store-watch counts and logs them). */
 export async function openStore(config: Config, watch?: StoreWatch): Promise<Store> {
-  const options = { fsync: config.storeFsync, watch };
+  const options = {
+    fsync: config.storeFsync,
+    watch,
+    compactionIntervalMs: config.storeCompactionIntervalSeconds * 1000,
+  };
   if (config.mongoUri) return MongoStore.connect(config.mongoUri, options);
   return new NedbStore(
     config.storeInMemory ? null : dbDir(config),

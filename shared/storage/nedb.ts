@@ -20,6 +20,7 @@ import {
 import { loadSetting } from "../config";
 import type { HookSettings } from "../runtime/internals";
 import type { StoreWriteError, StoreWriteReason } from "../errors";
+import { compactionDue, fileSize, roomToCompact } from "./nedb-compaction";
 import { NedbDataFile } from "./nedb-data-file";
 import { hookDatastore } from "./nedb-internals";
 import { fsWriteFailure, quietWatch, WriteHealth, type StoreWatch } from "./write-failures";
@@ -46,6 +47,11 @@ export interface NedbCollectionOptions {
   /** `fdatasync` after each group commit (STORE_FSYNC). */
   fsync: boolean;
   watch: StoreWatch;
+  /**
+   * How often each file is looked at and compacted if it grew enough (STORE_COMPACTION_INTERVAL_SECONDS,
+   * shared/storage/nedb-compaction.ts); 0: only when loaded and closed.
+   */
+  compactionIntervalMs: number;
 }
 
 class NedbCollection<T extends Doc> implements Collection<T> {
@@ -59,14 +65,18 @@ class NedbCollection<T extends Doc> implements Collection<T> {
   private lastFailure: { code: string; reason: StoreWriteReason; cause: unknown } | null = null;
   /** NeDB's own appends (group commit off): memory being loaded again from the file. */
   private reloading: Promise<void> | null = null;
+  /** The file's size after its last compaction (NeDB compacts at every load too); null: not yet known. */
+  private compactedSize: number | null = null;
 
   constructor(
     private readonly ds: Datastore<T>,
-    name: string,
-    filename: string,
+    private readonly name: string,
+    private readonly filename: string,
     settings: HookSettings,
-    options: NedbCollectionOptions,
+    private readonly options: NedbCollectionOptions,
   ) {
+    // (A documented event: after a load, a `compactDatafileAsync`, or a compaction of ours.)
+    ds.on("compaction.done", () => void (this.compactedSize = fileSize(filename)));
     this.health = new WriteHealth(name, filename, options.watch);
     this.file = new NedbDataFile(ds as unknown as Datastore<never>, {
       fsync: options.fsync,
@@ -252,6 +262,37 @@ class NedbCollection<T extends Doc> implements Collection<T> {
     return this.durably(this.ds.compactDatafileAsync());
   }
 
+  /**
+   * Compacts the file if it has grown enough since its last compaction (nedb-compaction.ts); resolves
+   * to whether it did. NeDB runs the compaction in the datastore's queue: operations asked for meanwhile
+   * wait for it and then run on the new file (with the group commit, the lines still waiting are
+   * written to the old file first, NedbDataFile.beforeCompaction). A failure leaves the old file as it
+   * was and is reported, never thrown: the collection goes on, and the next look tries again.
+   */
+  async compactIfGrown(): Promise<boolean> {
+    if (this.blocked || this.file.stale) return false;
+    const size = fileSize(this.filename);
+    if (size === null) return false;
+    const base = (this.compactedSize ??= size);
+    if (!compactionDue(size, base)) return false;
+    const watch = this.options.watch;
+    const report = { store: this.name, path: this.filename };
+    if (!roomToCompact(this.filename, size)) {
+      watch.compactionFailed?.({ ...report, message: `not compacted: less than ${2 * size} bytes free` });
+      return false;
+    }
+    const t0 = performance.now();
+    try {
+      await this.ds.compactDatafileAsync();
+    } catch (err) {
+      watch.compactionFailed?.({ ...report, message: (err as Error).message ?? String(err) });
+      return false;
+    }
+    const ms = Math.round(performance.now() - t0);
+    watch.compacted?.({ ...report, bytesBefore: size, bytesAfter: this.compactedSize ?? 0, ms });
+    return true;
+  }
+
   /** Compacts the file (NeDB appends every change) and lets go of it. */
   async close(): Promise<void> {
     await this.compact().catch(() => undefined);
@@ -322,6 +363,10 @@ export class NedbStore implements Store {
   readonly engine = "nedb" as const;
   private readonly collections = new Map<string, NedbCollection<Doc>>();
   private readonly options: NedbCollectionOptions;
+  private compactionTimer: NodeJS.Timeout | null = null;
+  /** The pass of `compactGrown` under way, if any: never two at once, and `close` waits for it. */
+  private compacting: Promise<string[]> | null = null;
+  private closed = false;
 
   /**
    * `dir` null keeps every collection in memory. `hooks`: which of NeDB's internals may be used
@@ -333,8 +378,35 @@ export class NedbStore implements Store {
     private readonly hooks: HookSettings = { off: loadSetting("internalsHooksOff") },
     options: Partial<NedbCollectionOptions> = {},
   ) {
-    this.options = { fsync: options.fsync ?? loadSetting("storeFsync"), watch: options.watch ?? quietWatch };
+    this.options = {
+      fsync: options.fsync ?? loadSetting("storeFsync"),
+      watch: options.watch ?? quietWatch,
+      compactionIntervalMs:
+        options.compactionIntervalMs ?? loadSetting("storeCompactionIntervalSeconds") * 1000,
+    };
     if (dir) acquireLock(dir);
+    if (dir && this.options.compactionIntervalMs > 0) {
+      const tick = () => void this.compactGrown();
+      this.compactionTimer = setInterval(tick, this.options.compactionIntervalMs).unref();
+    }
+  }
+
+  /**
+   * Compacts, one after the other, the files that have grown enough since their last compaction
+   * (shared/storage/nedb-compaction.ts); resolves to the names of the collections compacted. One pass
+   * at a time: a pass asked for while one runs gets that one's answer.
+   */
+  compactGrown(): Promise<string[]> {
+    if (this.closed || !this.dir) return Promise.resolve([]);
+    this.compacting ??= (async () => {
+      const done: string[] = [];
+      for (const [name, coll] of [...this.collections]) {
+        if (this.closed) break;
+        if (await coll.compactIfGrown()) done.push(name);
+      }
+      return done;
+    })().finally(() => void (this.compacting = null));
+    return this.compacting;
   }
 
   collection<T extends Doc>(name: string): Collection<T> {
@@ -353,6 +425,9 @@ export class NedbStore implements Store {
   async ping(): Promise<void> {}
 
   async close(): Promise<void> {
+    this.closed = true;
+    if (this.compactionTimer) clearInterval(this.compactionTimer);
+    await this.compacting;
     if (this.dir) {
       // NeDB appends every change; compacting on close keeps the files as small as the data.
       await Promise.all([...this.collections.values()].map((c) => c.close()));

@@ -3,6 +3,7 @@
  * are never lost, whichever process dies or restarts, and no request hangs on a dead process. Every case
  * runs the cluster with its default configuration (only the log level is set).
  */
+import { connect } from "nats";
 import { seed, type DemoManifest, type ManifestUser } from "../../shared/ops/seed";
 import { requireBinary } from "../support/brokers";
 import { joinOverHttp, newPaidRound, settledPayments, type JoinAnswer } from "../support/rounds";
@@ -68,6 +69,23 @@ maybe("durable facts in the cluster", () => {
     manifest = await seed(cluster.client, cluster.baseUrl);
   }, 120_000);
   afterAll(() => cluster?.stop());
+
+  it("when the cluster runs, then every JetStream stream of its namespace keeps a message at most OUTBOX_RETENTION_HOURS (168 h by default)", async () => {
+    const nc = await connect({ servers: cluster.nats.url });
+    try {
+      const jsm = await nc.jetstreamManager();
+      const ages: Record<string, number> = {};
+      for await (const stream of jsm.streams.list()) {
+        if (stream.config.name.startsWith(`${cluster.namespace}_`))
+          ages[stream.config.name] = stream.config.max_age;
+      }
+      // The fact channels, the notifier's jobs and the dead letters.
+      expect(Object.keys(ages).length).toBeGreaterThanOrEqual(3);
+      for (const age of Object.values(ages)) expect(age).toBe(168 * 3600 * 1e9);
+    } finally {
+      await nc.close();
+    }
+  });
 
   it("when the users process is killed (-9) in the middle of a burst of paid joins, then every join is answered within 5 s and, once users is back, every member has exactly one payment", async () => {
     const roundId = await newPaidRound(cluster, manifest, 100, "150");

@@ -4,6 +4,12 @@
  * store.event.created meets a duplicate key and opens nothing).
  */
 import { randomUUID } from "node:crypto";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { Readable } from "node:stream";
+import { LocalBlobStore } from "../../services/stores/blob-store";
+import { mediaSweepTasks } from "../../services/stores/media-sweep";
 import { eventRoundParams } from "../../services/rounds/event-round";
 import { QuestionsRepository, defaultQuestions } from "../../services/rounds/questions";
 import { RoundsRepository } from "../../services/rounds/rounds.repository";
@@ -14,6 +20,9 @@ import type { StoreEventCreatedEvent } from "../../shared/contracts/stores";
 import { DuplicateKeyError } from "../../shared/storage";
 import { describeEachEngine, uid } from "./engines";
 import { jazzClubPlace } from "../unit/fixtures";
+import { picture } from "../unit/pictures";
+
+const HOUR = 3_600_000;
 
 const QUESTION: QuestionInfo = { id: 2, theme: "Football", emoji: "⚽", category: "Sport" };
 
@@ -154,6 +163,40 @@ describeEachEngine("StoresRepository event items", (store) => {
 
   it("when an item that does not exist is deleted, then deleteItem resolves quietly", async () => {
     await expect(repo.deleteItem(randomUUID())).resolves.toBeUndefined();
+  });
+
+  it("when an event item shows a picture, then pictureInUse says so, and not for a name no item shows", async () => {
+    const input = { store: shop, form: offlineForm(), question: QUESTION, createdBy: "manager-1" };
+    const name = `${randomUUID()}.png`;
+    await repo.createEventItem({ ...input, pictureName: name }, new Date());
+    await expect(repo.pictureInUse(name)).resolves.toBe(true);
+    await expect(repo.pictureInUse(`${randomUUID()}.png`)).resolves.toBe(false);
+  });
+
+  it("when the media sweep runs, then a stale picture no item shows and a stale staged file go; a shown picture stays", async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "media-sweep-"));
+    try {
+      const blobs = new LocalBlobStore(dir);
+      const place = async () =>
+        blobs.commit((await blobs.stage(Readable.from([picture("png", 100)]), 1000)).stagedId, "image/png");
+      const shown = await place();
+      const orphan = await place(); // its item was never written (a kill between move and insert)
+      const input = { store: shop, form: offlineForm(), question: QUESTION, createdBy: "manager-1" };
+      await repo.createEventItem({ ...input, pictureName: shown }, new Date());
+      fs.writeFileSync(path.join(dir, ".staging", randomUUID()), "half an upload"); // a kill -9 mid-upload
+      const lost: string[] = [];
+      const tasks = mediaSweepTasks(blobs, repo, HOUR, (n) => lost.push(n));
+      const later = new Date(Date.now() + 2 * HOUR);
+      const removed = Object.fromEntries(
+        await Promise.all(tasks.map(async (t) => [t.name, await t.run(later)] as const)),
+      );
+      expect(removed).toEqual({ "staged uploads": 1, "pictures no item shows": 1 });
+      expect(lost).toEqual([orphan]);
+      expect(fs.readdirSync(dir).filter((f) => f !== ".staging")).toEqual([shown]);
+      expect(fs.readdirSync(path.join(dir, ".staging"))).toEqual([]);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 

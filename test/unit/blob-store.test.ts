@@ -267,7 +267,7 @@ describe("LocalBlobStore.open", () => {
   });
 });
 
-describe("LocalBlobStore.sweep", () => {
+describe("LocalBlobStore.sweepStaged", () => {
   const stageAged = async (ageMs: number): Promise<string> => {
     const staged = await blobs.stage(streamOf(picture("png", 100)), 1000);
     const when = new Date(Date.now() - ageMs);
@@ -275,37 +275,91 @@ describe("LocalBlobStore.sweep", () => {
     return staged.stagedId;
   };
 
-  it("when staged files are older and younger than an hour, then only the older ones are removed", async () => {
+  it("when staged files are older and younger than the retention, then only the older ones are removed", async () => {
     const old = await stageAged(2 * HOUR);
     const older = await stageAged(48 * HOUR);
     const fresh = await stageAged(30 * 60_000);
     const justNow = await stageAged(0);
-    expect(blobs.sweep()).toBe(2);
+    await expect(blobs.sweepStaged(HOUR)).resolves.toBe(2);
     expect(staging().sort()).toEqual([fresh, justNow].sort());
     expect(staging()).not.toContain(old);
     expect(staging()).not.toContain(older);
   });
 
-  it("when committed pictures are older than an hour, then sweep leaves them alone", async () => {
+  it("when committed pictures are older than the retention, then the staged sweep leaves them alone", async () => {
     const name = await blobs.commit(
       (await blobs.stage(streamOf(picture("png", 100)), 1000)).stagedId,
       "image/png",
     );
     const when = new Date(Date.now() - 10 * HOUR);
     fs.utimesSync(path.join(dir, name), when, when);
-    expect(blobs.sweep()).toBe(0);
+    await expect(blobs.sweepStaged(HOUR)).resolves.toBe(0);
     expect(mediaFiles()).toEqual([name]);
   });
 
-  it("when sweep is given a later now, then files become stale relative to it", async () => {
+  it("when the sweep is given a later now, then files become stale relative to it", async () => {
     const id = await stageAged(0);
-    expect(blobs.sweep(Date.now() + 30 * 60_000)).toBe(0);
-    expect(blobs.sweep(Date.now() + 2 * HOUR)).toBe(1);
+    await expect(blobs.sweepStaged(HOUR, Date.now() + 30 * 60_000)).resolves.toBe(0);
+    await expect(blobs.sweepStaged(HOUR, Date.now() + 2 * HOUR)).resolves.toBe(1);
     expect(staging()).not.toContain(id);
   });
 
-  it("when nothing is staged, then sweep removes nothing", () => {
-    expect(blobs.sweep()).toBe(0);
+  it("when an upload is still open (being received), then the sweep leaves its file however old", async () => {
+    const id = await blobs.begin();
+    await blobs.append(id, picture("png", 100), 1000);
+    await expect(blobs.sweepStaged(HOUR, Date.now() + 2 * HOUR)).resolves.toBe(0);
+    expect(staging()).toEqual([id]);
+    await blobs.discard(id);
+  });
+
+  it("when a file was left by a killed process (no open upload knows it), then it is removed once stale", async () => {
+    fs.writeFileSync(path.join(dir, ".staging", "0b1c2d3e-0000-4000-8000-000000000000"), "half a picture");
+    await expect(blobs.sweepStaged(HOUR, Date.now() + 2 * HOUR)).resolves.toBe(1);
+    expect(staging()).toEqual([]);
+  });
+
+  it("when nothing is staged, then the sweep removes nothing", async () => {
+    await expect(blobs.sweepStaged(HOUR)).resolves.toBe(0);
+  });
+});
+
+describe("LocalBlobStore.sweepOrphans", () => {
+  const placeAged = async (ageMs: number): Promise<string> => {
+    const name = await blobs.commit(
+      (await blobs.stage(streamOf(picture("png", 100)), 1000)).stagedId,
+      "image/png",
+    );
+    const when = new Date(Date.now() - ageMs);
+    fs.utimesSync(path.join(dir, name), when, when);
+    return name;
+  };
+
+  it("when a picture in place is older than the retention and no item shows it, then it is removed; shown or young ones stay", async () => {
+    const orphan = await placeAged(2 * HOUR);
+    const shown = await placeAged(2 * HOUR);
+    const young = await placeAged(10 * 60_000);
+    const asked: string[] = [];
+    const removed = await blobs.sweepOrphans(HOUR, async (name) => {
+      asked.push(name);
+      return name === shown;
+    });
+    expect(removed).toEqual([orphan]);
+    expect(mediaFiles().sort()).toEqual([shown, young].sort());
+    // A young picture may belong to an event being created right now: not even asked about.
+    expect(asked).not.toContain(young);
+  });
+
+  it("when the folder holds other files (staging, dotfiles, folders, other types), then the sweep touches none of them", async () => {
+    const staged = (await blobs.stage(streamOf(picture("png", 100)), 1000)).stagedId;
+    fs.mkdirSync(path.join(dir, "demo"));
+    fs.writeFileSync(path.join(dir, "demo", "x.jpg"), "x");
+    fs.writeFileSync(path.join(dir, ".hidden.png"), "x");
+    fs.writeFileSync(path.join(dir, "notes.txt"), "x");
+    const removed = await blobs.sweepOrphans(0, async () => false, Date.now() + 2 * HOUR);
+    expect(removed).toEqual([]);
+    expect(staging()).toEqual([staged]);
+    expect(fs.readdirSync(path.join(dir, "demo"))).toEqual(["x.jpg"]);
+    expect(mediaFiles().sort()).toEqual([".hidden.png", "demo", "notes.txt"]);
   });
 });
 

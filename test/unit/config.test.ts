@@ -80,6 +80,22 @@ describe("loadConfig", () => {
     },
   );
 
+  it("when the retention and compaction settings are not set, then outbox leftovers stay 7 days, staged uploads an hour, files are checked every minute", () => {
+    expect(loadConfig({})).toMatchObject({
+      outboxRetentionHours: 168,
+      stagedUploadRetentionMinutes: 60,
+      storeCompactionIntervalSeconds: 60,
+    });
+    expect(loadConfig({ STORE_COMPACTION_INTERVAL_SECONDS: "0" }).storeCompactionIntervalSeconds).toBe(0);
+  });
+
+  it("when STAGED_UPLOAD_RETENTION_MINUTES is shorter than twice UPLOAD_TIMEOUT_MS, then it is a ConfigError (an upload under way is never swept)", () => {
+    expect(() => loadConfig({ UPLOAD_TIMEOUT_MS: "600000", STAGED_UPLOAD_RETENTION_MINUTES: "19" })).toThrow(
+      "STAGED_UPLOAD_RETENTION_MINUTES must be at least twice UPLOAD_TIMEOUT_MS (600000 ms)",
+    );
+    expect(loadConfig({ UPLOAD_TIMEOUT_MS: "600000", STAGED_UPLOAD_RETENTION_MINUTES: "20" })).toBeTruthy();
+  });
+
   it("when a variable is the empty string, then its default is used", () => {
     expect(loadConfig({ PORT: "", LOG_LEVEL: "" })).toMatchObject({ port: 3000, logLevel: "info" });
   });

@@ -1,0 +1,181 @@
+/**
+ * The embedded store compacts its files while running (docs/decisions/0078-nedb-compaction-while-running.md):
+ * a file that has grown to twice its size after the last compaction is rewritten from memory through
+ * NeDB's compactDatafileAsync, on the group-commit write path (nedb-group-commit hook) and on NeDB's own
+ * (the hook forced off, INTERNALS_HOOKS_OFF=all); writes arriving meanwhile are neither lost nor
+ * duplicated, in memory or in the file a kill -9 would leave.
+ */
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import Datastore from "@seald-io/nedb";
+import { NedbStore, type Compaction, type Collection } from "../../shared/storage";
+import { COMPACTION_MIN_GROWTH } from "../../shared/storage/nedb-compaction";
+
+interface Doc {
+  _id: string;
+  n: number;
+  pad: string;
+}
+
+const root = fs.mkdtempSync(path.join(os.tmpdir(), "storage-nedb-compaction-"));
+let dirs = 0;
+const freshDir = (): string => path.join(root, `db-${++dirs}`);
+afterAll(() => fs.rmSync(root, { recursive: true, force: true }));
+
+const PAD = "x".repeat(2_000);
+const SEEDED = 600;
+const idOf = (i: number) => `d${String(i).padStart(4, "0")}`;
+const sizeOf = (file: string) => fs.statSync(file).size;
+const turn = () => new Promise((r) => setImmediate(r));
+
+/** A collection whose file holds three lines per document: about three times its data. */
+async function grown(coll: Collection<Doc>): Promise<void> {
+  await coll.insertMany(Array.from({ length: SEEDED }, (_, i) => ({ _id: idOf(i), n: 0, pad: PAD })));
+  for (const n of [1, 2]) {
+    await Promise.all(
+      Array.from({ length: SEEDED }, (_, i) => coll.updateOne({ _id: idOf(i) }, { $set: { n } })),
+    );
+  }
+}
+
+/** What a process killed now would find: the file loaded as NeDB loads it, from a copy. */
+async function loadedFromFile(file: string): Promise<Doc[]> {
+  const copy = `${file}.copy-${Date.now()}`;
+  fs.copyFileSync(file, copy);
+  try {
+    const ds = new Datastore<Doc>({ filename: copy });
+    await ds.loadDatabaseAsync();
+    return (await ds.findAsync({}).sort({ _id: 1 })) as Doc[];
+  } finally {
+    fs.rmSync(copy, { force: true });
+  }
+}
+
+describe.each([
+  ["the group commit (nedb-group-commit hook on)", [] as string[]],
+  ["NeDB's own appends (INTERNALS_HOOKS_OFF=all)", ["all"]],
+])("NeDB compaction while running, on %s", (_, off) => {
+  it("when writes arrive before, during and after a compaction, then none is lost or duplicated, in memory or in the file", async () => {
+    const dir = freshDir();
+    const compactions: Compaction[] = [];
+    const watch = {
+      failed() {},
+      failing() {},
+      recovered() {},
+      compacted: (c: Compaction) => compactions.push(c),
+    };
+    const store = new NedbStore(dir, { off }, { compactionIntervalMs: 0, watch });
+    try {
+      const coll = store.collection<Doc>("things");
+      const file = path.join(dir, "things.db");
+      await grown(coll);
+      const sizeBefore = sizeOf(file);
+      const expected = new Map<string, number>(Array.from({ length: SEEDED }, (_, i) => [idOf(i), 2]));
+      const writes: Promise<unknown>[] = [];
+
+      // Asked for just before the compaction, in the same turn: they run first (on the group commit,
+      // their lines still wait to be written when the compaction starts).
+      for (let i = 200; i < 220; i++) {
+        writes.push(coll.updateOne({ _id: idOf(i) }, { $set: { n: 5 } }));
+        expected.set(idOf(i), 5);
+      }
+      let compacting = true;
+      const compaction = store.compactGrown().finally(() => (compacting = false));
+      // Asked for once it is queued: inserts, updates and deletes, in the same turn...
+      for (let i = 0; i < 100; i++) {
+        writes.push(coll.insertOne({ _id: `new-${i}`, n: 0, pad: PAD }));
+        expected.set(`new-${i}`, 0);
+        writes.push(coll.updateOne({ _id: idOf(i) }, { $set: { n: 10 } }));
+        expected.set(idOf(i), 10);
+      }
+      for (let i = 500; i < 550; i++) {
+        writes.push(coll.deleteOne({ _id: idOf(i) }));
+        expected.delete(idOf(i));
+      }
+      // ...and in every turn while it runs.
+      let late = 0;
+      while (compacting) {
+        writes.push(coll.insertOne({ _id: `late-${late}`, n: late, pad: "" }));
+        expected.set(`late-${late}`, late);
+        late++;
+        await turn();
+      }
+      await expect(compaction).resolves.toEqual(["things"]);
+      await Promise.all(writes);
+      expect(late).toBeGreaterThan(0);
+
+      const want = [...expected.entries()].sort(([a], [b]) => (a < b ? -1 : 1)).map(([id, n]) => ({ id, n }));
+      const inMemory = (await coll.find({}, { sort: { _id: 1 } })).map((d) => ({ id: d._id, n: d.n }));
+      expect(inMemory).toEqual(want);
+      const inFile = (await loadedFromFile(file)).map((d) => ({ id: d._id, n: d.n }));
+      expect(inFile).toEqual(want);
+
+      // The file: the compacted documents once each, then one line per write that came after. No line
+      // twice (every write here makes a line of its own), none of an earlier write written again.
+      const lines = fs.readFileSync(file, "utf8").split("\n").filter(Boolean);
+      expect(new Set(lines).size).toBe(lines.length);
+      expect(lines).toHaveLength(SEEDED + 100 + 100 + 50 + late);
+      expect(compactions).toHaveLength(1);
+      expect(compactions[0].bytesBefore).toBe(sizeBefore);
+      expect(compactions[0].bytesAfter).toBeLessThan(sizeBefore / 2);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it("when a file has not grown enough since its last compaction, then it is left alone; once it has, it is compacted to about its data", async () => {
+    const dir = freshDir();
+    const store = new NedbStore(dir, { off }, { compactionIntervalMs: 0 });
+    try {
+      const coll = store.collection<Doc>("things");
+      const file = path.join(dir, "things.db");
+      await coll.insertOne({ _id: "a", n: 0, pad: PAD });
+      for (let n = 1; n <= 20; n++) await coll.updateOne({ _id: "a" }, { $set: { n } });
+      // Many times its data, but short of COMPACTION_MIN_GROWTH: not worth a rewrite.
+      expect(sizeOf(file)).toBeLessThan(COMPACTION_MIN_GROWTH);
+      await expect(store.compactGrown()).resolves.toEqual([]);
+
+      await grown(coll);
+      const before = sizeOf(file);
+      await expect(store.compactGrown()).resolves.toEqual(["things"]);
+      const after = sizeOf(file);
+      expect(after).toBeLessThan(before / 2);
+      // Just compacted: not again until it has grown again.
+      await expect(store.compactGrown()).resolves.toEqual([]);
+      expect(sizeOf(file)).toBe(after);
+    } finally {
+      await store.close();
+    }
+  });
+});
+
+describe("NeDB compaction on its interval", () => {
+  it("when the interval passes and a file has grown enough, then it is compacted without being asked, its data intact", async () => {
+    const dir = freshDir();
+    const compactions: Compaction[] = [];
+    const watch = {
+      failed() {},
+      failing() {},
+      recovered() {},
+      compacted: (c: Compaction) => compactions.push(c),
+    };
+    const store = new NedbStore(dir, { off: [] }, { compactionIntervalMs: 50, watch });
+    try {
+      const coll = store.collection<Doc>("things");
+      const file = path.join(dir, "things.db");
+      // One document of 2 KB rewritten 700 times: 1.4 MB of lines for 2 KB of data.
+      await coll.insertOne({ _id: "a", n: 0, pad: PAD });
+      for (let n = 1; n <= 700; n++) await coll.updateOne({ _id: "a" }, { $set: { n } });
+      const deadline = Date.now() + 10_000;
+      while (compactions.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      expect(compactions.length).toBeGreaterThan(0);
+      expect(compactions[0].bytesBefore).toBeGreaterThanOrEqual(COMPACTION_MIN_GROWTH);
+      expect(compactions[0].bytesAfter).toBeLessThan(10_000);
+      expect(sizeOf(file)).toBeLessThan(700 * PAD.length);
+      expect((await loadedFromFile(file)).map((d) => d.n)).toEqual([700]);
+    } finally {
+      await store.close();
+    }
+  });
+});
