@@ -17,6 +17,7 @@ import os from "node:os";
 import path from "node:path";
 import autocannon from "autocannon";
 import { median } from "./ab";
+import { cpuMillisOf } from "./cpu";
 
 const args = process.argv.slice(2);
 const flag = (name: string, fallback: string): string => {
@@ -43,9 +44,11 @@ interface Server {
   dataDir: string;
 }
 
+/** The server's CPU time so far, in ms (bench/cpu). */
 const cpuMs = (pid: number): number => {
-  const fields = fs.readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
-  return (Number(fields[11]) + Number(fields[12])) * 10;
+  const ms = cpuMillisOf(pid);
+  if (ms === undefined) throw new Error(`cannot read the CPU time of process ${pid}`);
+  return ms;
 };
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
