@@ -36,12 +36,7 @@ import { startOutboxRelay, startOutboxSweeper } from "../shared/runtime/start-ou
 import { Sweeper } from "../shared/runtime/sweeper";
 import { traceContextOf } from "../shared/tracing/propagation";
 import { LocalBlobStore } from "./stores/blob-store";
-import {
-  EVENT_KEY_SWEEP_INTERVAL_MS,
-  EventKeysRepository,
-  eventKeyId,
-  keyLeaseMs,
-} from "./stores/event-keys.repository";
+import { EventKeysRepository, eventKeyId, keyLeaseMs } from "./stores/event-keys.repository";
 import { MEDIA_SWEEP_INTERVAL_MS, mediaSweepTasks } from "./stores/media-sweep";
 import { createOrReplayStoreEvent, managedStore } from "./stores/store-events";
 import { StoresRepository, toItemInfo, toStoreInfo } from "./stores/stores.repository";
@@ -66,10 +61,11 @@ interface StoresService extends Service {
   eventKeys: EventKeysRepository;
   blobs: LocalBlobStore;
   relay: OutboxRelay;
-  /** Deletes expired Idempotency-Keys (IDEMPOTENCY_KEY_TTL). */
-  keySweep: Sweeper | null;
-  /** Staged uploads and pictures no item shows, past STAGED_UPLOAD_RETENTION_MINUTES. */
-  mediaSweeper: Sweeper;
+  /**
+   * Staged uploads and pictures no item shows, past STAGED_UPLOAD_RETENTION_MINUTES, and expired
+   * Idempotency-Keys (IDEMPOTENCY_KEY_TTL): at start and hourly.
+   */
+  retention: Sweeper;
   /** Outbox leftovers past OUTBOX_RETENTION_HOURS (shared/outbox/expiry). */
   outboxSweeper: Sweeper;
 }
@@ -284,7 +280,6 @@ const StoresServiceSchema: ServiceSchema<Record<string, never>, StoresService> =
 
   created(this: StoresService) {
     this.config = serviceConfig(this);
-    this.keySweep = null;
   },
 
   async started(this: StoresService) {
@@ -295,33 +290,27 @@ const StoresServiceSchema: ServiceSchema<Record<string, never>, StoresService> =
     await this.eventKeys.init();
     this.blobs = new LocalBlobStore(this.config.mediaDir || path.join(this.config.dataDir, "media"));
     const retentionMs = this.config.stagedUploadRetentionMinutes * 60_000;
-    this.mediaSweeper = new Sweeper(
-      mediaSweepTasks(this.blobs, this.repo, retentionMs, (name) =>
-        this.logger.warn(`Removed picture ${name}: no item shows it (its event was never written)`),
-      ),
+    this.retention = new Sweeper(
+      [
+        ...mediaSweepTasks(this.blobs, this.repo, retentionMs, (name) =>
+          this.logger.warn(`Removed picture ${name}: no item shows it (its event was never written)`),
+        ),
+        { name: "expired Idempotency-Keys", run: (now) => this.eventKeys.deleteExpired(now) },
+      ],
       {
         intervalMs: MEDIA_SWEEP_INTERVAL_MS,
         warn: (message, err) => this.logger.warn(message, err),
-        report: (removed) => this.logger.info("Swept media past STAGED_UPLOAD_RETENTION_MINUTES", removed),
+        report: (removed) =>
+          this.logger.info("Swept media and Idempotency-Keys past their retention", removed),
       },
     );
-    this.mediaSweeper.start();
+    this.retention.start();
     this.relay = startOutboxRelay(this, this.repo.outbox);
     this.outboxSweeper = startOutboxSweeper(this, this.repo.outbox);
-    this.keySweep = new Sweeper(
-      [{ name: "expired Idempotency-Keys", run: (now) => this.eventKeys.deleteExpired(now) }],
-      {
-        intervalMs: EVENT_KEY_SWEEP_INTERVAL_MS,
-        warn: (message, err) => this.logger.warn(message, err),
-        report: (removed) => this.logger.info("Swept expired store-event keys", removed),
-      },
-    );
-    this.keySweep.start();
   },
 
   async stopped(this: StoresService) {
-    await this.keySweep?.stop();
-    await this.mediaSweeper?.stop();
+    await this.retention?.stop();
     await this.outboxSweeper?.stop();
     await this.relay?.stop();
   },

@@ -25,9 +25,6 @@ export interface EventKeyDoc {
   expires_at: Date;
 }
 
-/** How often each stores process deletes expired keys. */
-export const EVENT_KEY_SWEEP_INTERVAL_MS = 60 * 60 * 1000;
-
 /**
  * How long a request holds its key: the longest an upload may take (UPLOAD_TIMEOUT_MS), plus the
  * longest its `createEvent` call may still run after that (REQUEST_TIMEOUT_MS). A holder that died

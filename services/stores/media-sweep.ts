@@ -12,6 +12,7 @@ import type { SweepTask } from "../../shared/runtime/sweeper";
 import type { LocalBlobStore } from "./blob-store";
 import type { StoresRepository } from "./stores.repository";
 
+/** How often each stores process sweeps its media folder (and, with it, expired Idempotency-Keys). */
 export const MEDIA_SWEEP_INTERVAL_MS = 60 * 60 * 1000;
 
 export function mediaSweepTasks(

@@ -230,9 +230,13 @@ describe("POST /stores/{store_id}/events with an Idempotency-Key", () => {
       await keysOf.insertOne(record("expired-key", new Date(Date.now() - 1000)));
       await keysOf.insertOne(record("live-key", new Date(Date.now() + 3600_000)));
       const stores = sys.broker.getLocalService("stores") as unknown as {
-        keySweep: { sweep(): Promise<Record<string, number>> };
+        retention: { sweep(): Promise<Record<string, number>> };
       };
-      expect(await stores.keySweep.sweep()).toEqual({ "expired Idempotency-Keys": 1 });
+      expect(await stores.retention.sweep()).toEqual({
+        "staged uploads": 0,
+        "pictures no item shows": 0,
+        "expired Idempotency-Keys": 1,
+      });
       expect(await keysOf.count({ _id: { $in: ["expired-key", "live-key"] } })).toBe(1);
     },
   );
