@@ -29,6 +29,7 @@ module.exports = {
         "observability",
         "rate-limit",
         "refresh-token",
+        "request-deadline",
         "rounds-join",
         "rounds-read",
         "slow-clients",

@@ -10,7 +10,7 @@
 import { randomUUID } from "node:crypto";
 import fs from "node:fs";
 import http, { type IncomingMessage, type ServerResponse } from "node:http";
-import type { ActionHookError, Context, Service, ServiceSchema } from "moleculer";
+import { Errors, type ActionHookError, type Context, type Service, type ServiceSchema } from "moleculer";
 import ApiGateway from "moleculer-web";
 import { call, Events } from "../shared/contracts";
 import type { AuthMeta, Caller } from "../shared/contracts/common";
@@ -51,12 +51,8 @@ import { callerTag, routeByAction, routes, type RouteSpec } from "./gateway/rout
 import { paramsOfRequest, rateLimitCaller } from "./gateway/request-params";
 import { UploadSlots } from "./gateway/upload-slots";
 import { multicastBodyLimit, stageRecipientPages } from "./gateway/recipient-pages";
-import {
-  httpServerOptions,
-  markArrival,
-  requestDeadline,
-  REST_TIMEOUT_MARGIN_MS,
-} from "./gateway/http-bounds";
+import { httpServerOptions, markArrival, requestDeadline } from "./gateway/http-bounds";
+import { RequestDeadlines } from "./gateway/request-deadlines";
 import type { BodyBounds } from "./gateway/body-watch";
 import type { MicrocacheSlot } from "./gateway/microcache";
 import { overrideMoleculerWeb, type WebGateway } from "./gateway/moleculer-web-overrides";
@@ -102,6 +98,8 @@ interface GatewayService extends Service, Omit<WebGateway, "specOf"> {
   aliases: AliasLike[];
   server: http.Server;
   drain: HttpDrain;
+  /** Requests in flight, each answered 504 if still unanswered past its bound (gateway/request-deadlines). */
+  deadlines: RequestDeadlines;
   /** The listening sockets of the port, once listening. */
   acceptors?: Acceptors;
   beginDrain: () => void;
@@ -168,14 +166,19 @@ function requestListener(gw: GatewayService) {
   const specOf = (req: IncomingMessage) => gw.specOf(req as Req);
   return (req: IncomingMessage, res: Res) => {
     markArrival(req);
+    const timed = gw.deadlines.track(req, res);
     gw.httpMetrics?.track(req, res, specOf);
     return withinRequest({ requestID: () => requestIdOf(req as Req) }, () =>
-      handle(req, res, () => answerNotRouted(req, res, gw.aliases)).catch((err: unknown) => {
-        if (err !== null && typeof err === "object" && !("requestID" in err)) {
-          (err as { requestID?: string }).requestID = requestIdOf(req as Req);
-        }
-        throw err;
-      }),
+      handle(req, res, () => answerNotRouted(req, res, gw.aliases)).then(
+        () => gw.deadlines.done(timed),
+        (err: unknown) => {
+          gw.deadlines.done(timed);
+          if (err !== null && typeof err === "object" && !("requestID" in err)) {
+            (err as { requestID?: string }).requestID = requestIdOf(req as Req);
+          }
+          throw err;
+        },
+      ),
     );
   };
 }
@@ -207,10 +210,10 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
     // The gateway owns its HTTP server (moleculer-web's documented `server: false`): created with explicit
     // time bounds (gateway/http-bounds) and listening on several sockets (gateway/acceptors).
     server: false,
-    // Each request's time budget: the whole HTTP request runs as one call of `rest` (see below).
-    rootCallOptions(this: GatewayService, options: { timeout?: number }, req: Req) {
-      options.timeout = requestDeadline(this.config, req) - Date.now() + REST_TIMEOUT_MARGIN_MS;
-    },
+    // The whole HTTP request runs as one call of `rest` (see below). Its time bound is kept by
+    // gateway/request-deadlines rather than by a Moleculer timeout on that call (decision 0105); each
+    // call it makes to a service keeps its own REQUEST_TIMEOUT_MS.
+    rootCallOptions: { timeout: 0 },
     // Every error leaves in the spec's shape (moleculer-web's global error handler).
     onError(this: GatewayService, req: Req, res: Res, err: unknown) {
       this.answerError(req, res, err);
@@ -289,8 +292,7 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
     // shape, and the request counts as handled: the call resolves with what an error hook returns
     // (Moleculer's hook middleware; its typings declare void), and a non-null answer tells moleculer-web
     // the request was routed. Its own handler would first log every 5xx with its stack,
-    // where gateway/error-answer logs only what is a fault. Only the `rest` call's own timeout
-    // (HTTP_REQUEST_TIMEOUT_MS plus a margin, checked around the hooks) still passes that handler.
+    // where gateway/error-answer logs only what is a fault.
     error: {
       rest: answeredErrorHook as unknown as ActionHookError,
     },
@@ -567,6 +569,10 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
     this.server.on("clientError", answerClientError);
     this.drain = new HttpDrain(this.server, () => this.stopAccepting());
     this.beginDrain = () => this.drain.begin();
+    const late = () => new Errors.RequestTimeoutError({ action: "rest", nodeID: this.broker.nodeID });
+    this.deadlines = new RequestDeadlines(this.config, (req, res) =>
+      this.answerError(req as Req, res, late()),
+    );
   },
 
   async started(this: GatewayService) {
@@ -577,6 +583,7 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
       off: this.config.internalsHooksOff,
       warn: (message) => this.logger.warn(message),
     });
+    this.deadlines.start();
     const address = this.server.address();
     if (address && typeof address === "object") {
       this.logger.info(`API Gateway listening on http://${address.address}:${address.port}`);
@@ -590,6 +597,7 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
   async stopped(this: GatewayService) {
     this.broker.localBus.off(STOPPING_EVENT, this.beginDrain);
     await this.drain.end(CONNECTION_CLOSE_MS);
+    this.deadlines.stop();
     await this.counters?.close();
   },
 };

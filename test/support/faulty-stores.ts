@@ -1,11 +1,21 @@
 /**
  * A stand-in stores service: it answers well enough for the seed, then, once `breakNow()` is called,
- * `stores.item` fails with a plain Error (a fault no error class covers).
+ * `stores.item` fails with a plain Error (a fault no error class covers); once `hangNow()` is called,
+ * it answers only when `release()` is.
  */
 import type { ServiceSchema } from "moleculer";
 
-export function faultyStores(message: string): { schema: ServiceSchema; breakNow(): void } {
+export interface FaultyStores {
+  schema: ServiceSchema;
+  breakNow(): void;
+  hangNow(): void;
+  release(): void;
+}
+
+export function faultyStores(message: string): FaultyStores {
   let failing = false;
+  let hung: Promise<void> | null = null;
+  let release = () => undefined as void;
   const store = { id: 1, name: "s", logo_url: null, is_blogger: false, currency: "RUB" };
   const item = {
     id: "item-1",
@@ -19,7 +29,10 @@ export function faultyStores(message: string): { schema: ServiceSchema; breakNow
   const schema: ServiceSchema = {
     name: "stores",
     actions: {
-      item: { visibility: "public", handler: () => (failing ? Promise.reject(new Error(message)) : item) },
+      item: {
+        visibility: "public",
+        handler: () => (failing ? Promise.reject(new Error(message)) : hung ? hung.then(() => item) : item),
+      },
       createStore: { visibility: "public", handler: () => ({ ...store, manager_ids: [] }) },
       createItem: { visibility: "public", handler: () => ({ id: item.id }) },
     },
@@ -28,6 +41,13 @@ export function faultyStores(message: string): { schema: ServiceSchema; breakNow
     schema,
     breakNow: () => {
       failing = true;
+    },
+    hangNow: () => {
+      hung = new Promise<void>((resolve) => (release = resolve));
+    },
+    release: () => {
+      hung = null;
+      release();
     },
   };
 }
