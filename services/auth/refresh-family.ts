@@ -44,8 +44,13 @@ export function nextToken(
 ) {
   const expiresAt = Math.floor(now.getTime() / 1000) + deps.refreshTtlSeconds;
   const token = mintRefreshToken(deps.tokenKey, { familyId, generation, expiresAt });
-  const next: NextToken = { generation, hash: hashToken(token), expiresAt: new Date(expiresAt * 1000) };
-  return { token, next };
+  // The document keeps the expiry to the millisecond (its token, to the second): the embedded store's
+  // index keeps all documents of one key in one array that each change of key copies, and a second's
+  // worth of refreshes under one key made every later refresh of them cost a pass over thousands
+  // (docs/decisions/0106).
+  const stored = new Date(now.getTime() + deps.refreshTtlSeconds * 1000);
+  const next: NextToken = { generation, hash: hashToken(token), expiresAt: stored };
+  return { token, next, expiresAt };
 }
 
 /** The token set answered for a refresh token that was just installed. */
@@ -61,7 +66,7 @@ export function tokenSet(
     access_token: access.token,
     expires_at: access.exp,
     refresh_token: token,
-    refresh_token_expires_at: next.expiresAt.getTime() / 1000,
+    refresh_token_expires_at: Math.floor(next.expiresAt.getTime() / 1000),
     token_type: "Bearer",
   };
 }

@@ -24,7 +24,7 @@ export async function startFamily(
   now: Date,
 ): Promise<{ token: string; expiresAt: number }> {
   const familyId = randomUUID();
-  const { token, next } = nextToken(deps, familyId, 0, now);
+  const { token, next, expiresAt } = nextToken(deps, familyId, 0, now);
   await deps.families.insert({
     _id: familyId,
     user_id: userId,
@@ -39,7 +39,7 @@ export async function startFamily(
     expires_at: next.expiresAt,
     revoked_at: null,
   });
-  return { token, expiresAt: next.expiresAt.getTime() / 1000 };
+  return { token, expiresAt };
 }
 
 export async function refreshTokens(

@@ -75,7 +75,8 @@ describe("refreshTokens: rotation", () => {
       lost_generations: [],
       legacy_hash: null,
       created_at: new Date(h.now().getTime() - 5_000),
-      expires_at: new Date((nowSeconds + REFRESH_TTL) * 1000),
+      // to the millisecond, unlike the token's own expiry (docs/decisions/0106)
+      expires_at: new Date(h.now().getTime() + REFRESH_TTL * 1000),
       revoked_at: null,
     });
   });
