@@ -213,7 +213,10 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
     // The whole HTTP request runs as one call of `rest` (see below). Its time bound is kept by
     // gateway/request-deadlines rather than by a Moleculer timeout on that call (decision 0105); each
     // call it makes to a service keeps its own REQUEST_TIMEOUT_MS.
-    rootCallOptions: { timeout: 0 },
+    // A function: moleculer-web checks a plain object with lodash's isPlainObject on every request.
+    rootCallOptions(options: { timeout?: number }) {
+      options.timeout = 0;
+    },
     // Every error leaves in the spec's shape (moleculer-web's global error handler).
     onError(this: GatewayService, req: Req, res: Res, err: unknown) {
       this.answerError(req, res, err);

@@ -49,6 +49,23 @@ export function keptAnswer(responses: ResponseCache, slot: MicrocacheSlot, now: 
   );
 }
 
+/** Answers up to this size are kept as text (see keptForm). */
+export const SHORT_ANSWER_BYTES = 16 * 1024;
+
+/**
+ * What is kept to answer again: a short answer as text. Node writes a text body together with its
+ * headers in one write, where a body of bytes goes as a second buffer of a vectored write, which cost a
+ * kept answer more than decoding it once (decision 0107); a long answer stays bytes.
+ */
+export function keptForm(json: JsonBody): JsonBody {
+  if (typeof json === "string") return json;
+  const parts = Buffer.isBuffer(json) ? [json] : json;
+  let length = 0;
+  for (const part of parts) length += part.length;
+  if (length > SHORT_ANSWER_BYTES) return json;
+  return parts.length === 1 ? parts[0].toString("utf8") : Buffer.concat(parts, length).toString("utf8");
+}
+
 /** A microcached read's 200 is kept for the time its service allows (ctx.meta.$freshUntil). */
 export function keepAnswer(
   responses: ResponseCache,
@@ -61,6 +78,7 @@ export function keepAnswer(
   if (!slot || res.statusCode !== 200 || freshUntil === undefined) return;
   const until = freshUntil ?? Number.POSITIVE_INFINITY;
   const others = slot.untilEvent ? undefined : meta?.$sameForAllBut;
-  if (others) responses.set(slot.tag, slot.sharedKey, json, until, Date.now(), new Set(others));
-  else responses.set(slot.tag, slot.key, json, until, Date.now());
+  const kept = keptForm(json);
+  if (others) responses.set(slot.tag, slot.sharedKey, kept, until, Date.now(), new Set(others));
+  else responses.set(slot.tag, slot.key, kept, until, Date.now());
 }
