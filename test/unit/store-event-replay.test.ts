@@ -7,7 +7,6 @@
  */
 import { createHash, randomUUID } from "node:crypto";
 import { EventKeysRepository, eventKeyId } from "../../services/stores/event-keys.repository";
-import { extensionOf, type ImageMime } from "../../services/stores/image-type";
 import {
   createOrReplayStoreEvent,
   type CreateEventInput,
@@ -18,38 +17,13 @@ import type { QuestionInfo } from "../../shared/contracts/rounds";
 import { IdempotencyKeyBusyError, RequestValidationError } from "../../shared/errors";
 import type { PendingEntry } from "../../shared/outbox";
 import { NedbStore } from "../../shared/storage";
+import { FakeBlobs } from "./fake-blobs";
 
 const T0 = new Date("2030-01-01T12:00:00.000Z");
 const TTL_MS = 24 * 3600_000;
 const LEASE_MS = 130_000;
 const MANAGER = "manager-1";
 const QUESTION: QuestionInfo = { id: 4, theme: "Jazz legends", emoji: "🎷", category: "Music" };
-
-class FakeBlobs {
-  readonly staged = new Set<string>();
-  readonly committed = new Set<string>();
-
-  stage(): string {
-    const id = randomUUID();
-    this.staged.add(id);
-    return id;
-  }
-
-  commit = jest.fn(async (stagedId: string, mime: ImageMime): Promise<string> => {
-    if (!this.staged.delete(stagedId)) throw new Error(`Nothing staged as ${stagedId}`);
-    const name = `${randomUUID()}.${extensionOf[mime]}`;
-    this.committed.add(name);
-    return name;
-  });
-
-  discard = jest.fn(async (stagedId: string): Promise<void> => {
-    this.staged.delete(stagedId);
-  });
-
-  remove = jest.fn(async (name: string): Promise<void> => {
-    this.committed.delete(name);
-  });
-}
 
 let db: NedbStore;
 let repo: StoresRepository;
@@ -101,7 +75,12 @@ function request(over: Partial<CreateEventInput> & { bytes?: string } = {}): Cre
     storeId: String(store._id),
     userId: MANAGER,
     fields: fields(),
-    picture: { staged_id: blobs.stage(), size: 2048, mime: "image/png", sha256: sha256(over.bytes ?? "png") },
+    picture: {
+      staged_id: blobs.stageOne(),
+      size: 2048,
+      mime: "image/png",
+      sha256: sha256(over.bytes ?? "png"),
+    },
     idempotencyKey: "key-1",
     ...over,
   };

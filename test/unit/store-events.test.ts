@@ -3,11 +3,9 @@
  * question pick and the event emission are fakes that record what happened. Every failure must leave no
  * picture and no item behind.
  */
-import { randomUUID } from "node:crypto";
 import { createStoreEvent, mediaUrl, type StoreEventsDeps } from "../../services/stores/store-events";
 import type { PendingEntry } from "../../shared/outbox";
 import { StoresRepository, type StoreDoc } from "../../services/stores/stores.repository";
-import { extensionOf, type ImageMime } from "../../services/stores/image-type";
 import { eventRoundId, type QuestionInfo } from "../../shared/contracts/rounds";
 import { StoreEvent, StoreEventCreatedEvent } from "../../shared/contracts/stores";
 import {
@@ -17,6 +15,7 @@ import {
   type ValidationIssue,
 } from "../../shared/errors";
 import { NedbStore } from "../../shared/storage";
+import { FakeBlobs } from "./fake-blobs";
 import { check } from "../../shared/validation";
 import { jazzClubPlace } from "./fixtures";
 
@@ -24,35 +23,6 @@ const NOW = new Date("2030-01-01T12:00:00.000Z");
 const MANAGER = "manager-1";
 const OUTSIDER = "outsider-1";
 const QUESTION: QuestionInfo = { id: 4, theme: "Jazz legends", emoji: "🎷", category: "Music" };
-
-/** Blob storage as a pair of sets: what is staged, what is committed. */
-class FakeBlobs {
-  readonly staged = new Set<string>();
-  readonly committed = new Set<string>();
-  failCommit: Error | null = null;
-
-  stageOne(): string {
-    const id = randomUUID();
-    this.staged.add(id);
-    return id;
-  }
-
-  commit = jest.fn(async (stagedId: string, mime: ImageMime): Promise<string> => {
-    if (this.failCommit) throw this.failCommit;
-    if (!this.staged.delete(stagedId)) throw new Error(`Nothing staged as ${stagedId}`);
-    const name = `${randomUUID()}.${extensionOf[mime]}`;
-    this.committed.add(name);
-    return name;
-  });
-
-  discard = jest.fn(async (stagedId: string): Promise<void> => {
-    this.staged.delete(stagedId);
-  });
-
-  remove = jest.fn(async (name: string): Promise<void> => {
-    this.committed.delete(name);
-  });
-}
 
 interface World {
   db: NedbStore;
