@@ -6,7 +6,7 @@
  * - headers: HTTP_HEADERS_TIMEOUT_MS (Node's headersTimeout), checked every second;
  * - a body without a byte: HTTP_BODY_IDLE_TIMEOUT_MS (gateway/body-watch);
  * - the whole request, headers in to answer out: HTTP_REQUEST_TIMEOUT_MS, or UPLOAD_TIMEOUT_MS for an
- *   upload (the body readers' deadline, then the `rest` call's timeout);
+ *   upload (the body readers' deadline, then gateway/request-deadlines' 504);
  * - an idle keep-alive connection: HTTP_KEEP_ALIVE_TIMEOUT_MS.
  */
 import type { IncomingMessage, ServerOptions } from "node:http";
@@ -17,8 +17,8 @@ import { isUploadRequest } from "./routes";
 export const CONNECTION_CHECK_MS = 1000;
 
 /**
- * The `rest` call's timeout exceeds the body readers' deadline by this much, so a body still arriving
- * at the deadline is answered 408 by its reader, and only a slow answer meets the call's 504.
+ * A request is answered 504 (gateway/request-deadlines) this long after the body readers' deadline, so a body still arriving
+ * at the deadline is answered 408 by its reader, and only a slow answer meets the 504.
  */
 export const REST_TIMEOUT_MARGIN_MS = 1000;
 
