@@ -50,6 +50,9 @@ describe("GET /users/friends", () => {
     expect((await friends(x.access_token)).body).toEqual([]);
     expect((await friends(y.access_token)).body).toEqual([]);
     await call(sys.broker, "users.addFriends", { a: x.id, b: y.id });
+    // The gateways hear of the change as an event: at once in one process, across processes on arrival
+    // (the call's answer can reach the test before the event reaches the gateway).
+    await sys.settle();
     expect((await friends(x.access_token)).body.map((f: any) => f.id)).toEqual([y.id]);
     expect((await friends(y.access_token)).body.map((f: any) => f.id)).toEqual([x.id]);
   });
