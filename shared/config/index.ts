@@ -176,6 +176,12 @@ export const configSchema = {
     "Embedded store: how often each collection's file is checked, and compacted (rewritten from memory) once it has grown to twice its size after the last compaction; 0: only at start and stop (why: docs/decisions/0078-nedb-compaction-while-running.md)",
     int(0, 86_400),
   ),
+  storeCompactionMaxMb: entry(
+    "STORE_COMPACTION_MAX_MB",
+    "48",
+    "Embedded store: a collection's file larger than this is not compacted while running, only at start and stop: a compaction holds the collection's operations for a time that grows with the file (why: docs/decisions/0108-no-compaction-of-large-files-while-running.md); 0: no limit",
+    int(0, 1_000_000),
+  ),
   mongoUri: entry(
     "MONGO_URI",
     "",

@@ -51,5 +51,11 @@ function createWatch(broker: ServiceBroker): StoreWatch {
       ),
     compactionFailed: (c) =>
       logger.warn(`Store file not compacted: ${c.store} (${c.path}): ${c.message}; tried again later.`),
+    compactionDeferred: (c) =>
+      logger.warn(
+        `Store file not compacted while running: ${c.store} (${c.path}) is ${mb(c.bytes)} MB, above ` +
+          `STORE_COMPACTION_MAX_MB (${mb(c.maxBytes)}): compacting it would hold its operations too long. ` +
+          `It is compacted at the next start or stop; data of this size belongs in MongoDB.`,
+      ),
   };
 }

@@ -24,6 +24,7 @@ export async function openStore(config: Config, watch?: StoreWatch): Promise<Sto
     fsync: config.storeFsync,
     watch,
     compactionIntervalMs: config.storeCompactionIntervalSeconds * 1000,
+    compactionMaxBytes: config.storeCompactionMaxMb * 2 ** 20,
   };
   if (config.mongoUri) return MongoStore.connect(config.mongoUri, options);
   return new NedbStore(

@@ -52,6 +52,11 @@ export interface NedbCollectionOptions {
    * shared/storage/nedb-compaction.ts); 0: only when loaded and closed.
    */
   compactionIntervalMs: number;
+  /**
+   * The largest file compacted while running (STORE_COMPACTION_MAX_MB); 0: no limit. A larger one is
+   * compacted only when loaded and closed (docs/decisions/0108-no-compaction-of-large-files-while-running.md).
+   */
+  compactionMaxBytes: number;
 }
 
 class NedbCollection<T extends Doc> implements Collection<T> {
@@ -67,6 +72,8 @@ class NedbCollection<T extends Doc> implements Collection<T> {
   private reloading: Promise<void> | null = null;
   /** The file's size after its last compaction (NeDB compacts at every load too); null: not yet known. */
   private compactedSize: number | null = null;
+  /** The file has been reported too large to compact while running (said once, not at every look). */
+  private deferralTold = false;
 
   constructor(
     private readonly ds: Datastore<T>,
@@ -277,6 +284,12 @@ class NedbCollection<T extends Doc> implements Collection<T> {
     if (!compactionDue(size, base)) return false;
     const watch = this.options.watch;
     const report = { store: this.name, path: this.filename };
+    const maxBytes = this.options.compactionMaxBytes;
+    if (maxBytes > 0 && size > maxBytes) {
+      if (!this.deferralTold) watch.compactionDeferred?.({ ...report, bytes: size, maxBytes });
+      this.deferralTold = true;
+      return false;
+    }
     if (!roomToCompact(this.filename, size)) {
       watch.compactionFailed?.({ ...report, message: `not compacted: less than ${2 * size} bytes free` });
       return false;
@@ -383,6 +396,7 @@ export class NedbStore implements Store {
       watch: options.watch ?? quietWatch,
       compactionIntervalMs:
         options.compactionIntervalMs ?? loadSetting("storeCompactionIntervalSeconds") * 1000,
+      compactionMaxBytes: options.compactionMaxBytes ?? loadSetting("storeCompactionMaxMb") * 2 ** 20,
     };
     if (dir) acquireLock(dir);
     if (dir && this.options.compactionIntervalMs > 0) {

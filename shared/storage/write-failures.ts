@@ -30,6 +30,8 @@ export interface StoreWatch {
   compacted?(c: Compaction): void;
   /** Embedded store: compacting a collection's file failed or was skipped; the file stays as it was. */
   compactionFailed?(c: { store: string; path: string; message: string }): void;
+  /** Embedded store: a file has grown past the largest compacted while running (told once per file). */
+  compactionDeferred?(c: { store: string; path: string; bytes: number; maxBytes: number }): void;
 }
 
 /** One compaction of a collection's file: its size before and after, and how long NeDB's queue waited. */

@@ -179,3 +179,54 @@ describe("NeDB compaction on its interval", () => {
     }
   });
 });
+
+describe("NeDB compaction of a file above STORE_COMPACTION_MAX_MB", () => {
+  it("when a grown file is larger than the limit, then it is not compacted while running, told once, and compacted when the store closes", async () => {
+    const dir = freshDir();
+    const deferrals: { store: string; bytes: number; maxBytes: number }[] = [];
+    const watch = {
+      failed() {},
+      failing() {},
+      recovered() {},
+      compactionDeferred: (c: { store: string; bytes: number; maxBytes: number }) => deferrals.push(c),
+    };
+    const maxBytes = COMPACTION_MIN_GROWTH; // below the grown file's size (about 3.6 MB)
+    const store = new NedbStore(
+      dir,
+      { off: [] },
+      { compactionIntervalMs: 0, compactionMaxBytes: maxBytes, watch },
+    );
+    const file = path.join(dir, "things.db");
+    let before = 0;
+    try {
+      const coll = store.collection<Doc>("things");
+      await grown(coll);
+      before = sizeOf(file);
+      expect(before).toBeGreaterThan(maxBytes);
+      await expect(store.compactGrown()).resolves.toEqual([]);
+      await expect(store.compactGrown()).resolves.toEqual([]);
+      expect(sizeOf(file)).toBe(before);
+      expect(deferrals).toEqual([{ store: "things", path: file, bytes: before, maxBytes }]);
+    } finally {
+      await store.close();
+    }
+    // Closing compacts whatever the size: the next start reads the data once.
+    expect(sizeOf(file)).toBeLessThan(before / 2);
+    expect((await loadedFromFile(file)).map((d) => d.n)).toEqual(Array.from({ length: SEEDED }, () => 2));
+  });
+
+  it("when a grown file is within the limit, then it is compacted while running as before", async () => {
+    const dir = freshDir();
+    const store = new NedbStore(
+      dir,
+      { off: [] },
+      { compactionIntervalMs: 0, compactionMaxBytes: 64 * 2 ** 20 },
+    );
+    try {
+      await grown(store.collection<Doc>("things"));
+      await expect(store.compactGrown()).resolves.toEqual(["things"]);
+    } finally {
+      await store.close();
+    }
+  });
+});

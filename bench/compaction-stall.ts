@@ -1,0 +1,69 @@
+/**
+ * `node -r ts-node/register/transpile-only bench/compaction-stall.ts [documents]`: how long one NeDB
+ * collection of `documents` (1,000,000) user-like documents, all live, holds its operations while it is
+ * compacted through NeDB's documented `compactDatafileAsync`, and the longest the event loop is blocked
+ * meanwhile. NeDB alone, in a scratch folder: the figures of
+ * docs/decisions/0108-no-compaction-of-large-files-while-running.md.
+ */
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import Datastore from "@seald-io/nedb";
+
+const idOf = (i: number) => `u${String(i).padStart(23, "0")}`;
+
+async function main(): Promise<void> {
+  const count = Number(process.argv[2] ?? 1_000_000);
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "compaction-stall-"));
+  const file = path.join(dir, "users.db");
+  try {
+    const ds = new Datastore({ filename: file });
+    await ds.loadDatabaseAsync();
+    for (let from = 0; from < count; from += 50_000) {
+      const docs = [];
+      for (let i = from; i < Math.min(count, from + 50_000); i++) {
+        docs.push({
+          _id: idOf(i),
+          name: `User ${i}`,
+          email: `user${i}@example.com`,
+          avatar: null,
+          friends: [idOf(i + 1), idOf(i + 2), idOf(i + 3)],
+          removed: false,
+          created_at: new Date(),
+        });
+      }
+      await ds.insertAsync(docs);
+    }
+    const mb = fs.statSync(file).size / 2 ** 20;
+
+    let longestBlock = 0;
+    let last = performance.now();
+    const lag = setInterval(() => {
+      const now = performance.now();
+      longestBlock = Math.max(longestBlock, now - last - 10);
+      last = now;
+    }, 10);
+    const t0 = performance.now();
+    const compaction = ds.compactDatafileAsync();
+    await ds.findOneAsync({ _id: idOf(5) });
+    const readWaited = performance.now() - t0;
+    await compaction;
+    const compactionMs = performance.now() - t0;
+    clearInterval(lag);
+    console.log(
+      `${count.toLocaleString("en")} documents, ${mb.toFixed(0)} MB, Node ${process.version}: compaction ` +
+        `${(compactionMs / 1000).toFixed(1)} s; a read asked meanwhile waited ${(readWaited / 1000).toFixed(1)} s; ` +
+        `longest event-loop block ${(longestBlock / 1000).toFixed(1)} s`,
+    );
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (err: unknown) => {
+    console.error(err);
+    process.exit(1);
+  },
+);
