@@ -471,7 +471,10 @@ export async function runMixedEmbedded(
     `embedded 8: creating ${plan.sizes.users.toLocaleString("en")} users and ` +
       `${plan.sizes.rounds.toLocaleString("en")} rounds`,
   );
-  const system = await startEmbedded((broker) => seedMixed(broker, plan.sizes, log));
+  // The server reads every collection's file before it answers, longer the more users there are: a
+  // minute at least, half a minute more per 100,000 users.
+  const startTimeoutMs = Math.max(60_000, (plan.sizes.users / 100_000) * 30_000);
+  const system = await startEmbedded((broker) => seedMixed(broker, plan.sizes, log), { startTimeoutMs });
   try {
     log(`embedded 8: ready after ${((Date.now() - t0) / 1000).toFixed(1)} s`);
     return await measureMixed(system.baseUrl, system.fixtures, plan, baseline, log, system.watched);

@@ -97,9 +97,11 @@ async function scaling(quick: boolean): Promise<void> {
   );
   failures.push(
     ...mixed
-      .filter(({ outcome: o }) => o.system.errors > 0 || o.system.requests === 0)
-      .map(
-        ({ users: n, topology, outcome: o }) => `${topology} case 8 at ${n} users: ${o.system.errors} errors`,
+      .filter(({ outcome: o }) => !o || o.system.errors > 0 || o.system.requests === 0)
+      .map(({ users: n, topology, outcome: o, failure }) =>
+        o
+          ? `${topology} case 8 at ${n} users: ${o.system.errors} errors`
+          : `${topology} case 8 at ${n} users: ${failure}`,
       ),
   );
   if (failures.length > 0) throw new Error(failures.join("\n"));

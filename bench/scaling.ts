@@ -67,7 +67,9 @@ export function scalingRows(outcomes: ScalingOutcome[]): Row[] {
 export interface MixedScalingOutcome {
   users: number;
   topology: Topology;
-  outcome: ScenarioOutcome;
+  /** What was measured; absent when the size could not be run (`failure` says why). */
+  outcome?: ScenarioOutcome;
+  failure?: string;
 }
 
 /** Case 8 on a fresh system per topology and number of users (a tenth as many rounds). */
@@ -84,7 +86,15 @@ export async function runMixedScaling(
       const plan = { sizes: { users: n, rounds: Math.max(1, Math.round(n / 10)) }, seconds };
       log(`== scaling: ${topology}, case 8, ${n.toLocaleString("en")} users`);
       const run = topology === "embedded" ? runMixedEmbedded : runMixedBench;
-      out.push({ users: n, topology, outcome: (await run(plan, baseline, log)).outcome });
+      // A size that cannot be seeded or started is a row of the report, not the end of it: the
+      // sizes measured before and after it are kept.
+      try {
+        out.push({ users: n, topology, outcome: (await run(plan, baseline, log)).outcome });
+      } catch (err) {
+        const failure = (err as Error)?.message ?? String(err);
+        log(`scaling: ${topology} case 8 at ${n.toLocaleString("en")} users failed: ${failure}`);
+        out.push({ users: n, topology, failure });
+      }
     }
   }
   return out;
@@ -92,16 +102,16 @@ export async function runMixedScaling(
 
 /** One row per population and topology: how case 8's rate, latency and cost per request move. */
 export function mixedScalingRows(outcomes: MixedScalingOutcome[]): Row[] {
-  return outcomes.map(({ users, topology, outcome: o }) => ({
+  return outcomes.map(({ users, topology, outcome: o, failure }) => ({
     users: fixed(users),
     rounds: fixed(Math.max(1, Math.round(users / 10))),
     topology,
-    "req/s": fixed(o.system.rps),
-    "p50 ms": o.system.p50,
-    "p99 ms": o.system.p99,
-    errors: o.system.errors,
-    "vs baseline": `${((100 * o.system.rps) / o.baseline.rps).toFixed(1)}%`,
-    "CPU ms per request": formatCpu(o.cpu),
-    notes: o.notes.join("; "),
+    "req/s": o ? fixed(o.system.rps) : "–",
+    "p50 ms": o ? o.system.p50 : "–",
+    "p99 ms": o ? o.system.p99 : "–",
+    errors: o ? o.system.errors : "–",
+    "vs baseline": o ? `${((100 * o.system.rps) / o.baseline.rps).toFixed(1)}%` : "–",
+    "CPU ms per request": o ? formatCpu(o.cpu) : "–",
+    notes: o ? o.notes.join("; ") : `not measured: ${failure}`,
   }));
 }
