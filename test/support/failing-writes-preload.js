@@ -1,7 +1,8 @@
 // Preloaded (`node --require`) into a service process of the integration cluster, whose processes are
 // configured by environment only: while the file DATA_DIR/fail-writes exists, writes to the files of
 // DATA_DIR/db fail with the code it holds (ENOSPC when empty), as a full or failing disk's do, through
-// fs's documented writeSync (what the embedded store's group commit writes with). Removing the file
+// fs's documented writeSync (what the embedded store's group commit writes with) and fs.promises.appendFile
+// (NeDB's own appends, with the group commit forced off). Removing the file
 // frees the disk. The same stand-in as test/support/failing-writes.ts, for another process.
 const fs = require("node:fs");
 const path = require("node:path");
@@ -39,11 +40,24 @@ function opensStoreFile(fd) {
   });
 }
 
+function writeError(code) {
+  const [errno, text] = ERRNO[code] || [-5, code.toLowerCase()];
+  return Object.assign(new Error(`${code}: ${text}, write`), { code, errno, syscall: "write" });
+}
+
 fs.writeSync = function writeSync(fd, ...rest) {
   const code = failingWith();
-  if (code && opensStoreFile(fd)) {
-    const [errno, text] = ERRNO[code] || [-5, code.toLowerCase()];
-    throw Object.assign(new Error(`${code}: ${text}, write`), { code, errno, syscall: "write" });
-  }
+  if (code && opensStoreFile(fd)) throw writeError(code);
   return real.call(fs, fd, ...rest);
+};
+
+// NeDB's own appends, when the group commit is forced off (INTERNALS_HOOKS_OFF): it takes
+// fs.promises.appendFile when it is loaded, after this preload.
+const realAppend = fs.promises.appendFile;
+fs.promises.appendFile = async function appendFile(file, ...rest) {
+  const code = failingWith();
+  if (code && typeof file === "string" && path.dirname(path.resolve(file)) === path.resolve(dbDir)) {
+    throw writeError(code);
+  }
+  return realAppend.call(fs.promises, file, ...rest);
 };

@@ -57,7 +57,9 @@ describe("openAcceptors", () => {
 
   async function open(port: number, wanted: number): Promise<{ server: http.Server; acceptors: Acceptors }> {
     const server = okServer();
-    const acceptors = await openAcceptors(server, port, HOST, wanted);
+    // The hook itself is under test: on, whatever INTERNALS_HOOKS_OFF this run has (a hooks-off run
+    // tests the fallback elsewhere).
+    const acceptors = await openAcceptors(server, port, HOST, wanted, canShareAcceptance(), { off: [] });
     opened.push({ server, acceptors });
     return { server, acceptors };
   }
