@@ -108,13 +108,17 @@ export function installedVersion(library: string): string | null {
   }
 }
 
+/** Whether INTERNALS_HOOKS_OFF (parsed: "all" or names) forces the hook named `name` off. */
+export const forcedOff = (name: HookName, off: readonly string[]): boolean =>
+  off.includes("all") || off.includes(name);
+
 /** Why `hook` must not be applied to `target` now, or null when it may. Never throws. */
 export function reasonNotToApply<T>(
   hook: InternalsHook<T>,
   target: T,
   off: readonly string[],
 ): string | null {
-  if (off.includes("all") || off.includes(hook.name)) return "forced off by INTERNALS_HOOKS_OFF";
+  if (forcedOff(hook.name, off)) return "forced off by INTERNALS_HOOKS_OFF";
   const version = installedVersion(hook.library);
   if (version === null) return `the installed version of ${hook.library} cannot be read`;
   if (!inRange(version, hook.versions)) {

@@ -4,9 +4,8 @@
  * that only a hook gives asserts the library's own, weaker one in such a run: the system still serves
  * correctly, as the fallback promises, just not as well.
  */
-import type { HookName } from "../../shared/runtime/internals";
+import { loadSetting } from "../../shared/config";
+import { forcedOff, type HookName } from "../../shared/runtime/internals";
 
-export function hookForcedOff(name: HookName, env: NodeJS.ProcessEnv = process.env): boolean {
-  const off = (env.INTERNALS_HOOKS_OFF ?? "").split(",").map((s) => s.trim());
-  return off.includes("all") || off.includes(name);
-}
+export const hookForcedOff = (name: HookName, env: NodeJS.ProcessEnv = process.env): boolean =>
+  forcedOff(name, loadSetting("internalsHooksOff", env));
