@@ -10,7 +10,7 @@ import { steadyReads } from "../support/steady-reads";
 import { slowHeaders, stalledJson, stalledUpload, type SlowOutcome } from "../support/slow-clients";
 import { CONNECTION_CHECK_MS } from "../../services/gateway/http-bounds";
 import { canShareAcceptance } from "../../services/gateway/acceptors";
-import { loadSetting } from "../../shared/config";
+import { hookForcedOff } from "../support/hooks-off";
 
 const STALLED_UPLOADS = 200;
 /**
@@ -31,8 +31,7 @@ const LATE_MS = CONNECTION_CHECK_MS + 2500;
  * 0072), a connection may wait in the port's accept queue after the client sent its first byte and
  * before Node starts the request's header time.
  */
-const hooksOff = loadSetting("internalsHooksOff");
-const oneSocket = !canShareAcceptance() || hooksOff.includes("all") || hooksOff.includes("http-acceptors");
+const oneSocket = !canShareAcceptance() || hookForcedOff("http-acceptors");
 const ACCEPT_QUEUE_MS = oneSocket ? 2000 : 0;
 /** Clients reading a round meanwhile, and the pause each makes between two reads. */
 const READERS = 16;
