@@ -4,6 +4,7 @@
  * the bounds proved are the ones operators get (HTTP_* and UPLOAD* settings, gateway/http-bounds).
  */
 import fs from "node:fs";
+import { monitorEventLoopDelay } from "node:perf_hooks";
 import path from "node:path";
 import { newUser, startSystem, type System } from "../support/system";
 import { steadyReads } from "../support/steady-reads";
@@ -80,6 +81,8 @@ describe("slow clients", () => {
       "then reads all answer 200 within 500 ms at p99, and the slow ones are cut within their bounds",
     async () => {
       const { uploadsMax, httpBodyIdleTimeoutMs, httpHeadersTimeoutMs } = sys.config;
+      const loopDelay = monitorEventLoopDelay({ resolution: 20 });
+      loopDelay.enable();
       // Normal reads: users who read, look, and read again (not a benchmark's back-to-back loop).
       const reads = steadyReads(
         `${sys.baseUrl}/rounds/${sys.manifest.rounds.open}`,
@@ -104,6 +107,15 @@ describe("slow clients", () => {
       const stalledBodies: SlowOutcome[] = await Promise.all(bodies);
       const slow = await headerClients;
       await reads.stop();
+      loopDelay.disable();
+      const latest = (values: number[]) => Math.max(...values);
+      process.stdout.write(
+        `slow clients: latest cut past its bound: upload ${latest(stalled.filter((o) => o.status === 408).map((o) => o.closedAt - o.lastSentAt)) - httpBodyIdleTimeoutMs} ms, ` +
+          `JSON body ${latest(stalledBodies.map((o) => o.closedAt - o.lastSentAt)) - httpBodyIdleTimeoutMs} ms, ` +
+          `headers ${latest(slow.map((o) => o.ms)) - httpHeadersTimeoutMs} ms; ` +
+          `this process's event loop delay p99 ${(loopDelay.percentile(99) / 1e6).toFixed(0)} ms, max ${(loopDelay.max / 1e6).toFixed(0)} ms; ` +
+          `heap ${(process.memoryUsage().heapUsed / 2 ** 20).toFixed(0)} MB\n`,
+      );
 
       // Reads went on, all of them answered.
       expect(reads.outcomes.length).toBeGreaterThan(100);
