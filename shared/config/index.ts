@@ -179,7 +179,7 @@ export const configSchema = {
   storeCompactionMaxMb: entry(
     "STORE_COMPACTION_MAX_MB",
     "48",
-    "Embedded store: a collection's file larger than this is not compacted while running, only at start and stop: a compaction holds the collection's operations for a time that grows with the file (why: docs/decisions/0108-no-compaction-of-large-files-while-running.md); 0: no limit",
+    "Embedded store: a collection's file larger than this is compacted only when loaded at start, not while running nor at stop: a compaction holds the collection's operations for a time that grows with the file (why: docs/decisions/0108-no-compaction-of-large-files-while-running.md, 0109); 0: no limit",
     int(0, 1_000_000),
   ),
   mongoUri: entry(

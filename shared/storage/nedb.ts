@@ -306,9 +306,18 @@ class NedbCollection<T extends Doc> implements Collection<T> {
     return true;
   }
 
-  /** Compacts the file (NeDB appends every change) and lets go of it. */
+  /**
+   * Compacts the file (NeDB appends every change) and lets go of it. A file above STORE_COMPACTION_MAX_MB
+   * is left as it is: its compaction would outlast the stop's bound, and NeDB rewrites every file it
+   * loads, so the next start compacts it anyway (docs/decisions/0109-no-compaction-of-large-files-at-close.md).
+   */
   async close(): Promise<void> {
-    await this.compact().catch(() => undefined);
+    const size = this.filename === "(memory)" ? null : fileSize(this.filename);
+    const maxBytes = this.options.compactionMaxBytes;
+    const tooLarge = maxBytes > 0 && size !== null && size > maxBytes;
+    if (!tooLarge) await this.compact().catch(() => undefined);
+    // Else an operation through NeDB's queue all the same: whatever was asked before it has run.
+    else await this.durably(this.ds.countAsync({ _id: "" })).catch(() => undefined);
     this.file.flush();
     this.file.release();
   }
