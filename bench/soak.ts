@@ -21,6 +21,7 @@ import {
   type Route,
 } from "./mixed";
 import { startEmbedded } from "./systems";
+import { heapAfterGc } from "../test/support/heap-after-gc";
 
 const MB = 2 ** 20;
 const mb = (bytes: number) => (bytes / MB).toFixed(1);
@@ -69,61 +70,6 @@ function documentCounts(dbDir: string): Record<string, number> {
   for (const f of fs.readdirSync(dbDir).filter((n) => n.endsWith(".db")))
     counts[f.slice(0, -3)] = documentsIn(path.join(dbDir, f));
   return counts;
-}
-
-/** The little of the WebSocket client (global from Node 22 on) this file uses; the project's lib has no DOM. */
-interface MiniSocket {
-  send(data: string): void;
-  close(): void;
-  addEventListener(type: "open" | "error" | "message", listener: (event: { data?: unknown }) => void): void;
-  removeEventListener(type: "message", listener: (event: { data?: unknown }) => void): void;
-}
-type SocketClass = new (url: string) => MiniSocket;
-
-/**
- * The server's heap after a full collection, through its inspector (Chrome DevTools protocol over the
- * WebSocket Node's inspector serves): `HeapProfiler.collectGarbage`, then `process.memoryUsage()`.
- * Null where this Node has no WebSocket client (before Node 22) or the inspector does not answer.
- */
-async function heapAfterGc(inspectPort: number): Promise<number | null> {
-  const Socket = (globalThis as { WebSocket?: SocketClass }).WebSocket;
-  if (!Socket) return null;
-  try {
-    const [target] = (await (await fetch(`http://127.0.0.1:${inspectPort}/json/list`)).json()) as {
-      webSocketDebuggerUrl: string;
-    }[];
-    const ws = new Socket(target.webSocketDebuggerUrl);
-    await new Promise((resolve, reject) => {
-      ws.addEventListener("open", resolve);
-      ws.addEventListener("error", reject);
-    });
-    let next = 0;
-    const send = (method: string, params: object = {}) =>
-      new Promise<{ result?: { result?: { value?: unknown } } }>((resolve) => {
-        const id = ++next;
-        const onMessage = (event: { data?: unknown }) => {
-          const message = JSON.parse(String(event.data)) as { id?: number };
-          if (message.id !== id) return;
-          ws.removeEventListener("message", onMessage);
-          resolve(message as never);
-        };
-        ws.addEventListener("message", onMessage);
-        ws.send(JSON.stringify({ id, method, params }));
-      });
-    try {
-      await send("HeapProfiler.collectGarbage");
-      const answer = await send("Runtime.evaluate", {
-        expression: "process.memoryUsage().heapUsed",
-        returnByValue: true,
-      });
-      const value = Number(answer.result?.result?.value);
-      return Number.isFinite(value) ? value : null;
-    } finally {
-      ws.close();
-    }
-  } catch {
-    return null;
-  }
 }
 
 interface Sample {
@@ -189,7 +135,7 @@ export async function runSoak(quick: boolean, log: (line: string) => void): Prom
       minute,
       requests,
       rss: memoryOf(pid).rss,
-      heap: await heapAfterGc(inspectPort),
+      heap: await heapAfterGc(inspectPort).catch(() => null),
       store: bytesUnder(dbDir),
       media: bytesUnder(mediaDir),
       files: fileSizes(dbDir),
