@@ -55,7 +55,7 @@ function createWatch(broker: ServiceBroker): StoreWatch {
       logger.warn(
         `Store file not compacted while running: ${c.store} (${c.path}) is ${mb(c.bytes)} MB, above ` +
           `STORE_COMPACTION_MAX_MB (${mb(c.maxBytes)}): compacting it would hold its operations too long. ` +
-          `It is compacted at the next start or stop; data of this size belongs in MongoDB.`,
+          `It is compacted when it is next loaded, at start; data of this size belongs in MongoDB.`,
       ),
   };
 }
