@@ -284,8 +284,8 @@ class NedbCollection<T extends Doc> implements Collection<T> {
     if (!compactionDue(size, base)) return false;
     const watch = this.options.watch;
     const report = { store: this.name, path: this.filename };
-    const maxBytes = this.options.compactionMaxBytes;
-    if (maxBytes > 0 && size > maxBytes) {
+    if (this.tooLargeToCompact(size)) {
+      const maxBytes = this.options.compactionMaxBytes;
       if (!this.deferralTold) watch.compactionDeferred?.({ ...report, bytes: size, maxBytes });
       this.deferralTold = true;
       return false;
@@ -306,16 +306,20 @@ class NedbCollection<T extends Doc> implements Collection<T> {
     return true;
   }
 
+  /** Whether a file of `size` bytes is above STORE_COMPACTION_MAX_MB (0: no limit). */
+  private tooLargeToCompact(size: number): boolean {
+    const maxBytes = this.options.compactionMaxBytes;
+    return maxBytes > 0 && size > maxBytes;
+  }
+
   /**
    * Compacts the file (NeDB appends every change) and lets go of it. A file above STORE_COMPACTION_MAX_MB
    * is left as it is: its compaction would outlast the stop's bound, and NeDB rewrites every file it
    * loads, so the next start compacts it anyway (docs/decisions/0109-no-compaction-of-large-files-at-close.md).
    */
   async close(): Promise<void> {
-    const size = this.filename === "(memory)" ? null : fileSize(this.filename);
-    const maxBytes = this.options.compactionMaxBytes;
-    const tooLarge = maxBytes > 0 && size !== null && size > maxBytes;
-    if (!tooLarge) await this.compact().catch(() => undefined);
+    const size = fileSize(this.filename);
+    if (size === null || !this.tooLargeToCompact(size)) await this.compact().catch(() => undefined);
     // Else an operation through NeDB's queue all the same: whatever was asked before it has run.
     else await this.durably(this.ds.countAsync({ _id: "" })).catch(() => undefined);
     this.file.flush();
