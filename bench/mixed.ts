@@ -48,6 +48,35 @@ export const MIX = {
   settings: 0.02,
 } as const;
 export type Route = keyof typeof MIX;
+/** Shares of the routes; those left out are not drawn. */
+export type Mix = Record<Route, number>;
+
+/**
+ * A mix from `route=weight,…` (e.g. `round=80,join=5`): the routes named, in proportion to their
+ * weights; any other route is not drawn. For taking case 8 apart, one kind of request at a time.
+ */
+export function parseMix(text: string): Mix {
+  const mix: Mix = { round: 0, friends: 0, payments: 0, join: 0, refresh: 0, settings: 0 };
+  for (const part of text.split(",").filter(Boolean)) {
+    const [route, weight] = part.split("=");
+    if (!(route in mix) || !(Number(weight) > 0)) {
+      throw new Error(`--mix takes route=weight pairs of ${Object.keys(mix).join(", ")}, not "${part}"`);
+    }
+    mix[route as Route] = Number(weight);
+  }
+  const sum = Object.values(mix).reduce((a, b) => a + b, 0);
+  if (sum === 0) throw new Error("--mix names no route");
+  for (const route of Object.keys(mix) as Route[]) mix[route] /= sum;
+  return mix;
+}
+
+const describeMix = (mix: Mix): string =>
+  mix === MIX
+    ? "80% reads, 8% lists, 5% joins, 5% refreshes, 2% settings"
+    : (Object.entries(mix) as [Route, number][])
+        .filter(([, share]) => share > 0)
+        .map(([route, share]) => `${Math.round(share * 1000) / 10}% ${route}`)
+        .join(", ");
 
 const ROUTE_TITLES: Record<Route, string> = {
   round: "GET /rounds/{id}",
@@ -208,9 +237,9 @@ const expectedOf = (route: Route): number[] => (route === "join" ? [200, 409] : 
 export const percentile = (sorted: number[], p: number): number =>
   sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
 
-/** Draws a route with the MIX's shares. */
-export function routePicker(random: () => number = Math.random): () => Route {
-  const entries = Object.entries(MIX) as [Route, number][];
+/** Draws a route with the mix's shares. */
+export function routePicker(random: () => number = Math.random, mix: Mix = MIX): () => Route {
+  const entries = (Object.entries(mix) as [Route, number][]).filter(([, share]) => share > 0);
   return () => {
     let x = random();
     for (const [route, share] of entries) {
@@ -223,11 +252,15 @@ export function routePicker(random: () => number = Math.random): () => Route {
 
 export type MixedResult = LoadResult & { routes: RouteSummary[] };
 
-export function mixedScenario(f: MixedFixtures): Scenario & {
+export function mixedScenario(
+  f: MixedFixtures,
+  connections: number = CONNECTIONS,
+  mix: Mix = MIX,
+): Scenario & {
   measure(run: Parameters<Scenario["measure"]>[0]): Promise<MixedResult>;
 } {
   const pickRound = zipf(f.rounds.length);
-  const pickRoute = routePicker();
+  const pickRoute = routePicker(Math.random, mix);
   const anyUser = () => Math.floor(Math.random() * f.users.length);
   // A user refreshes once at a time, as a client does: the next refresh presents the last answer's token.
   const refreshing = new Set<number>();
@@ -243,8 +276,8 @@ export function mixedScenario(f: MixedFixtures): Scenario & {
     key: "8",
     title:
       `mixed: ${f.users.length.toLocaleString("en")} users, ${f.rounds.length.toLocaleString("en")} rounds ` +
-      "(80% reads, 8% lists, 5% joins, 5% refreshes, 2% settings)",
-    connections: CONNECTIONS,
+      `(${describeMix(mix)})`,
+    connections,
     // The baseline answers the most common request's bytes (a round read) to the same mix of requests.
     record: async (url) => [
       await record(`${url}/rounds/${f.rounds[0]}`, { headers: bearer(f.users[1].access) }),
@@ -263,7 +296,7 @@ export function mixedScenario(f: MixedFixtures): Scenario & {
       const runSeconds = system ? seconds : Math.min(seconds, 10);
       const result = await load({
         url,
-        connections: CONNECTIONS,
+        connections,
         seconds: runSeconds,
         // Counted per route below; a join's 409 is expected there, and only there.
         expected: [200, 409],
@@ -372,11 +405,12 @@ const fixed = (n: number) => n.toLocaleString("en", { maximumFractionDigits: 0 }
 
 /** One row per route of the system's run(s) of case 8. */
 export function mixedRouteRows(topology: string, results: MixedResult[]): Row[] {
-  return results.flatMap((r) =>
-    r.routes.map((route) => ({
+  return results.flatMap((r) => {
+    const total = r.routes.reduce((a, route) => a + route.requests, 0);
+    return r.routes.map((route) => ({
       route: ROUTE_TITLES[route.route],
       topology,
-      share: `${Math.round(MIX[route.route] * 100)}%`,
+      share: `${total === 0 ? 0 : Math.round((route.requests / total) * 100)}%`,
       requests: route.requests,
       "req/s": fixed(route.rps),
       "p50 ms": Math.round(route.p50),
@@ -385,21 +419,32 @@ export function mixedRouteRows(topology: string, results: MixedResult[]): Row[] 
       statuses: Object.entries(route.statuses)
         .map(([code, n]) => `${code}×${n}`)
         .join(" "),
-    })),
-  );
+    }));
+  });
 }
 
 export interface MixedPlan {
   sizes: MixedSizes;
   seconds: number;
+  /** Open connections of the load (CONNECTIONS unless `--connections` says otherwise). */
+  connections: number;
+  /** The routes' shares (MIX unless `--mix` says otherwise). */
+  mix: Mix;
 }
 
-export const mixedPlanFor = (quick: boolean, sizes: Partial<MixedSizes>): MixedPlan => ({
+export const mixedPlanFor = (
+  quick: boolean,
+  sizes: Partial<MixedSizes>,
+  connections: number = CONNECTIONS,
+  mix: Mix = MIX,
+): MixedPlan => ({
   sizes: {
     users: sizes.users ?? (quick ? 1_000 : 100_000),
     rounds: sizes.rounds ?? (quick ? 300 : 10_000),
   },
   seconds: quick ? 3 : 60,
+  connections,
+  mix,
 });
 
 /**
@@ -446,7 +491,7 @@ async function measureMixed(
   log: (line: string) => void,
   watched: Watched[],
 ): Promise<{ outcome: ScenarioOutcome; routes: MixedResult }> {
-  const scenario = mixedScenario(fixtures);
+  const scenario = mixedScenario(fixtures, plan.connections, plan.mix);
   const outcome = await alternate(scenario, baseUrl, baseline, {
     rounds: 1,
     seconds: plan.seconds,

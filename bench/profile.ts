@@ -1,6 +1,6 @@
 /**
  * `npm run -s bench:profile -- --case <1|2|3|4a|4b|5|8> --topology <embedded|distributed> [--seconds N]
- * [--users N --rounds N] [--node-options …]`: CPU profiles of one case under its load (Node options of
+ * [--users N --rounds N --mix round=80,join=5,…] [--node-options …]`: CPU profiles of one case under its load (Node options of
  * the servers as in bench/node-options.ts).
  * - embedded: the one server process runs with `node --cpu-prof`;
  * - distributed: the gateway and the service process(es) the case mainly exercises (PROFILED) do.
@@ -16,7 +16,7 @@ import { monotonicMicros, summariseProfile, type Window } from "./cpuprofile";
 import { createFixtures, type FixtureSizes } from "./fixtures";
 import { planFor, scenarioFactories } from "./http";
 import { build, flag, machineHeader, onProductionNode, root, tmpDir, type Row } from "./lib";
-import { mixedScenario, seedMixed, type MixedSizes } from "./mixed";
+import { CONNECTIONS, MIX, mixedScenario, parseMix, seedMixed, type MixedSizes } from "./mixed";
 import type { LoadResult } from "./load";
 import type { Scenario } from "./scenarios/scenario";
 import { startDistributed, startEmbedded, type Seeder, type System, type Topology } from "./systems";
@@ -107,7 +107,8 @@ async function main(): Promise<void> {
   if (key === "8") {
     const s = await start((b) => seedMixed(b, mixedSizes, log));
     system = s;
-    scenario = mixedScenario(s.fixtures);
+    const mix = flag("mix");
+    scenario = mixedScenario(s.fixtures, CONNECTIONS, mix === undefined ? MIX : parseMix(mix));
   } else {
     const sizes = sizesFor(key);
     const s = await start((b) => createFixtures(b, sizes));

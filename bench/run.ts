@@ -1,10 +1,10 @@
 /**
  * `npm run bench [-- --quick] [-- --topology embedded|distributed] [-- --only 1,3,6,8]
- * [-- --users N --rounds N]`: builds, then
+ * [-- --users N --rounds N --connections N --mix round=80,join=5,…]`: builds, then
  * measures every case against real server processes and prints one table (also written as JSON and
  * Markdown under bench/results/, except for quick runs). Cases 1–5 run in both topologies, alternating
  * with a bare node:http baseline that answers the same bytes; 6 (upload) and 7 (multicast, in each
- * topology asked for) are their own benches; 8 (a mixed workload over --users and --rounds, bench/mixed.ts) runs distributed. It
+ * topology asked for) are their own benches; 8 (a mixed workload over --users and --rounds, on --connections, bench/mixed.ts) runs distributed. It
  * reports; it asserts no speed (targets are printed beside the numbers), only that every
  * case ran, without unexpected errors, and that join capacity stayed exact. `--soak [--minutes N]`:
  * case 8 for N minutes (10) against the embedded system, memory and store size every minute
@@ -19,6 +19,7 @@ import type { ScenarioOutcome } from "./ab";
 import {
   mixedOn,
   mixedPlanFor,
+  parseMix,
   mixedRouteRows,
   runMixedBench,
   runMixedEmbedded,
@@ -123,7 +124,12 @@ async function main(): Promise<void> {
   plan.nodeOptions = parseNodeOptions(flag("node-options"));
   const runHttp = HTTP_KEYS.some(wants);
   const sizeFlag = (name: string) => (flag(name) === undefined ? undefined : Number(flag(name)));
-  const mixedPlan = mixedPlanFor(quick, { users: sizeFlag("users"), rounds: sizeFlag("rounds") });
+  const mixedPlan = mixedPlanFor(
+    quick,
+    { users: sizeFlag("users"), rounds: sizeFlag("rounds") },
+    sizeFlag("connections"),
+    flag("mix") === undefined ? undefined : parseMix(flag("mix") as string),
+  );
   const wanted = runHttp || wants("8") ? topologies() : [];
   const runMixed = wants("8");
   build();

@@ -11,7 +11,7 @@ import type { Baseline } from "./baseline";
 import { formatCpu } from "./cpu";
 import { planFor, runHttpBench, type TopologyOutcome } from "./http";
 import type { Row } from "./lib";
-import { runMixedBench, runMixedEmbedded } from "./mixed";
+import { mixedPlanFor, runMixedBench, runMixedEmbedded } from "./mixed";
 import type { Topology } from "./systems";
 
 export const SCALING_KEYS = ["1", "2", "3"];
@@ -83,7 +83,7 @@ export async function runMixedScaling(
   const out: MixedScalingOutcome[] = [];
   for (const topology of topologies) {
     for (const n of users) {
-      const plan = { sizes: { users: n, rounds: Math.max(1, Math.round(n / 10)) }, seconds };
+      const plan = { ...mixedPlanFor(false, { users: n, rounds: Math.max(1, Math.round(n / 10)) }), seconds };
       log(`== scaling: ${topology}, case 8, ${n.toLocaleString("en")} users`);
       const run = topology === "embedded" ? runMixedEmbedded : runMixedBench;
       // A size that cannot be seeded or started is a row of the report, not the end of it: the

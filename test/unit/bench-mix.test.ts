@@ -1,4 +1,4 @@
-import { MIX, percentile, routePicker } from "../../bench/mixed";
+import { MIX, parseMix, percentile, routePicker } from "../../bench/mixed";
 import { zipf } from "../../bench/zipf";
 
 /** A seeded generator, so the shares below are the same on every run. */
@@ -45,6 +45,25 @@ describe("bench case 8 draws", () => {
     }
     expect(Object.values(MIX).reduce((a, b) => a + b, 0)).toBeCloseTo(1, 10);
     for (const [route, share] of Object.entries(MIX)) expect(counts[route] / n).toBeCloseTo(share, 2);
+  });
+
+  it("when --mix names some routes, then only those are drawn, in proportion to their weights", () => {
+    const mix = parseMix("round=80,join=20");
+    expect(mix).toEqual({ round: 0.8, friends: 0, payments: 0, join: 0.2, refresh: 0, settings: 0 });
+    const pick = routePicker(lcg(3), mix);
+    const counts: Record<string, number> = {};
+    for (let i = 0; i < 50_000; i++) {
+      const r = pick();
+      counts[r] = (counts[r] ?? 0) + 1;
+    }
+    expect(Object.keys(counts).sort()).toEqual(["join", "round"]);
+    expect(counts.join / 50_000).toBeCloseTo(0.2, 2);
+  });
+
+  it("when --mix names an unknown route or no weight, then it is refused", () => {
+    expect(() => parseMix("rounds=1")).toThrow(/route=weight/);
+    expect(() => parseMix("round=0")).toThrow(/route=weight/);
+    expect(() => parseMix("")).toThrow(/no route/);
   });
 
   it("reads percentiles of sorted latencies", () => {
