@@ -4,7 +4,8 @@
  */
 import type { ServerResponse } from "node:http";
 import type { FreshnessMeta } from "../../shared/contracts/common";
-import type { JsonBody, ResponseCache } from "./response-cache";
+import type { KeptJson, ResponseCache } from "./response-cache";
+import type { JsonBody } from "./write-json";
 import { CALLER_TAG, callerTag, type RouteSpec } from "./routes";
 
 /** Where a microcached read's answer is kept: its tag (e.g. the round) and the caller with the params. */
@@ -43,9 +44,9 @@ export function microcacheSlot(
 }
 
 /** The caller's own kept answer, else one kept for every caller but some, if the caller is not one. */
-export function keptAnswer(responses: ResponseCache, slot: MicrocacheSlot, now: number): JsonBody | null {
+export function keptAnswer(responses: ResponseCache, slot: MicrocacheSlot, now: number): KeptJson | null {
   return (
-    responses.get(slot.tag, slot.key, now) ?? responses.get(slot.tag, slot.sharedKey, now, slot.callerId)
+    responses.kept(slot.tag, slot.key, now) ?? responses.kept(slot.tag, slot.sharedKey, now, slot.callerId)
   );
 }
 

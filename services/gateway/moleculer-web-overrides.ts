@@ -101,9 +101,9 @@ export const fastAnswersHook: InternalsHook<WebGateway> = {
           const userId = (req.$ctx?.meta as AuthMeta | undefined)?.user?.id;
           const slot = microcacheSlot(gw.responses, gw.specOf(req), userId, params);
           if (slot) {
-            const json = keptAnswer(gw.responses, slot, Date.now());
-            if (json !== null) {
-              writeJson(res, 200, json);
+            const kept = keptAnswer(gw.responses, slot, Date.now());
+            if (kept !== null) {
+              writeJson(res, 200, kept.json, undefined, kept.bytes);
               return true;
             }
             req.$microcache = slot;

@@ -5,11 +5,15 @@
  * RESPONSE_CACHE_MS, and entries are grouped by a tag (the round id) so an event that changes the
  * thing (`round.member.joined`) drops every caller's answer at once. Only 200s are kept.
  */
-/** An answer's JSON: text, bytes, or bytes in parts written one after the other. */
-export type JsonBody = string | Buffer | readonly Buffer[];
+import { byteLengthOf, type JsonBody } from "./write-json";
 
-interface Entry {
+/** A kept answer and its length in bytes, counted once when kept rather than on every write. */
+export interface KeptJson {
   json: JsonBody;
+  bytes: number;
+}
+
+interface Entry extends KeptJson {
   expiresAt: number;
   /** An answer shared by every caller but these (the service's `$sameForAllBut`). */
   except?: ReadonlySet<string>;
@@ -30,13 +34,18 @@ export class ResponseCache {
 
   /** The answer kept under `key`; a shared one only if `callerId` is not among its exceptions. */
   get(tag: string, key: string, now: number, callerId?: string): JsonBody | null {
+    return this.kept(tag, key, now, callerId)?.json ?? null;
+  }
+
+  /** As `get`, with the answer's length in bytes. */
+  kept(tag: string, key: string, now: number, callerId?: string): KeptJson | null {
     const entry = this.byTag.get(tag)?.get(key);
     if (!entry || (entry.except && (callerId === undefined || entry.except.has(callerId)))) return null;
     if (now >= entry.expiresAt) {
       this.delete(tag, key);
       return null;
     }
-    return entry.json;
+    return entry;
   }
 
   /**
@@ -61,7 +70,8 @@ export class ResponseCache {
       this.byTag.set(tag, entries);
     }
     if (!entries.has(key)) this.count++;
-    entries.set(key, except ? { json, expiresAt, except } : { json, expiresAt });
+    const bytes = byteLengthOf(json);
+    entries.set(key, except ? { json, bytes, expiresAt, except } : { json, bytes, expiresAt });
   }
 
   dropTag(tag: string): void {

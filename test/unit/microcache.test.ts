@@ -1,5 +1,11 @@
 import type { ServerResponse } from "node:http";
-import { keepAnswer, keptForm, microcacheSlot, SHORT_ANSWER_BYTES } from "../../services/gateway/microcache";
+import {
+  keepAnswer,
+  keptAnswer,
+  keptForm,
+  microcacheSlot,
+  SHORT_ANSWER_BYTES,
+} from "../../services/gateway/microcache";
 import { ResponseCache } from "../../services/gateway/response-cache";
 import { routeByAction } from "../../services/gateway/routes";
 
@@ -29,5 +35,15 @@ describe("kept answers", () => {
       Buffer.from('"u2"}]'),
     ]);
     expect(responses.get(slot!.tag, slot!.key, Date.now())).toBe('[{"id":"u2"}]');
+  });
+
+  it("when an answer is kept as text, then its length is its UTF-8 bytes, counted once for every read", () => {
+    const responses = new ResponseCache(60_000, 100);
+    const slot = microcacheSlot(responses, routeByAction.get("users.friends"), "user-1", {});
+    const text = JSON.stringify([{ first_name: "Ёжик ☕" }]);
+    keepAnswer(responses, slot ?? undefined, {}, { statusCode: 200 } as ServerResponse, Buffer.from(text));
+    const kept = keptAnswer(responses, slot!, Date.now());
+    expect(kept).toMatchObject({ json: text, bytes: Buffer.byteLength(text) });
+    expect(kept!.bytes).toBeGreaterThan(text.length);
   });
 });
