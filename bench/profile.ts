@@ -1,7 +1,7 @@
 /**
  * `npm run -s bench:profile -- --case <1|2|3|4a|4b|5|8> --topology <embedded|distributed> [--seconds N]
- * [--users N --rounds N --mix round=80,join=5,…] [--node-options …]`: CPU profiles of one case under its load (Node options of
- * the servers as in bench/node-options.ts).
+ * [--users N --rounds N --mix round=80,join=5,…] [--node-options …]`: CPU profiles of one case under
+ * its load (Node options of the servers as in bench/node-options.ts).
  * - embedded: the one server process runs with `node --cpu-prof`;
  * - distributed: the gateway and the service process(es) the case mainly exercises (PROFILED) do.
  * After the load they are stopped with SIGINT, so that V8 writes each profile on exit; each is

@@ -4,7 +4,8 @@
  * measures every case against real server processes and prints one table (also written as JSON and
  * Markdown under bench/results/, except for quick runs). Cases 1–5 run in both topologies, alternating
  * with a bare node:http baseline that answers the same bytes; 6 (upload) and 7 (multicast, in each
- * topology asked for) are their own benches; 8 (a mixed workload over --users and --rounds, on --connections, bench/mixed.ts) runs distributed. It
+ * topology asked for) are their own benches; 8 (a mixed workload over --users and --rounds, on
+ * --connections, with the routes' shares of --mix, bench/mixed.ts) runs in each topology asked for. It
  * reports; it asserts no speed (targets are printed beside the numbers), only that every
  * case ran, without unexpected errors, and that join capacity stayed exact. `--soak [--minutes N]`:
  * case 8 for N minutes (10) against the embedded system, memory and store size every minute
@@ -124,11 +125,12 @@ async function main(): Promise<void> {
   plan.nodeOptions = parseNodeOptions(flag("node-options"));
   const runHttp = HTTP_KEYS.some(wants);
   const sizeFlag = (name: string) => (flag(name) === undefined ? undefined : Number(flag(name)));
+  const mix = flag("mix");
   const mixedPlan = mixedPlanFor(
     quick,
     { users: sizeFlag("users"), rounds: sizeFlag("rounds") },
     sizeFlag("connections"),
-    flag("mix") === undefined ? undefined : parseMix(flag("mix") as string),
+    mix === undefined ? undefined : parseMix(mix),
   );
   const wanted = runHttp || wants("8") ? topologies() : [];
   const runMixed = wants("8");
