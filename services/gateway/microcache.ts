@@ -46,7 +46,7 @@ export function microcacheSlot(
 /** The caller's own kept answer, else one kept for every caller but some, if the caller is not one. */
 export function keptAnswer(responses: ResponseCache, slot: MicrocacheSlot, now: number): KeptJson | null {
   return (
-    responses.kept(slot.tag, slot.key, now) ?? responses.kept(slot.tag, slot.sharedKey, now, slot.callerId)
+    responses.get(slot.tag, slot.key, now) ?? responses.get(slot.tag, slot.sharedKey, now, slot.callerId)
   );
 }
 

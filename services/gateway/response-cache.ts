@@ -32,13 +32,11 @@ export class ResponseCache {
     return this.maxAgeMs > 0 && this.maxEntries > 0;
   }
 
-  /** The answer kept under `key`; a shared one only if `callerId` is not among its exceptions. */
-  get(tag: string, key: string, now: number, callerId?: string): JsonBody | null {
-    return this.kept(tag, key, now, callerId)?.json ?? null;
-  }
-
-  /** As `get`, with the answer's length in bytes. */
-  kept(tag: string, key: string, now: number, callerId?: string): KeptJson | null {
+  /**
+   * The answer kept under `key`, with its length; a shared one only if `callerId` is not among its
+   * exceptions.
+   */
+  get(tag: string, key: string, now: number, callerId?: string): KeptJson | null {
     const entry = this.byTag.get(tag)?.get(key);
     if (!entry || (entry.except && (callerId === undefined || entry.except.has(callerId)))) return null;
     if (now >= entry.expiresAt) {

@@ -34,7 +34,7 @@ describe("kept answers", () => {
       Buffer.from('[{"id":'),
       Buffer.from('"u2"}]'),
     ]);
-    expect(responses.get(slot!.tag, slot!.key, Date.now())).toBe('[{"id":"u2"}]');
+    expect(responses.get(slot!.tag, slot!.key, Date.now())?.json).toBe('[{"id":"u2"}]');
   });
 
   it("when an answer is kept as text, then its length is its UTF-8 bytes, counted once for every read", () => {

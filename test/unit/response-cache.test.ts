@@ -7,21 +7,21 @@ describe("ResponseCache", () => {
   it("when an answer is kept, then it is served until the service's freshness ends", () => {
     const cache = new ResponseCache(1000, 100);
     cache.set("round-1", "alice", '{"a":1}', now + 300, now);
-    expect(cache.get("round-1", "alice", now + 299)).toBe('{"a":1}');
+    expect(cache.get("round-1", "alice", now + 299)?.json).toBe('{"a":1}');
     expect(cache.get("round-1", "alice", now + 300)).toBeNull();
   });
 
   it("when the service allows longer than the cap, then the cap applies", () => {
     const cache = new ResponseCache(1000, 100);
     cache.set("round-1", "alice", "x", Number.POSITIVE_INFINITY, now);
-    expect(cache.get("round-1", "alice", now + 999)).toBe("x");
+    expect(cache.get("round-1", "alice", now + 999)?.json).toBe("x");
     expect(cache.get("round-1", "alice", now + 1000)).toBeNull();
   });
 
   it("when an answer is kept for every caller but some, then only the others are served it", () => {
     const cache = new ResponseCache(1000, 100);
     cache.set("round-1", "shared", "everyone's", now + 500, now, new Set(["owner", "member"]));
-    expect(cache.get("round-1", "shared", now, "stranger")).toBe("everyone's");
+    expect(cache.get("round-1", "shared", now, "stranger")?.json).toBe("everyone's");
     expect(cache.get("round-1", "shared", now, "owner")).toBeNull();
     expect(cache.get("round-1", "shared", now, "member")).toBeNull();
     expect(cache.get("round-1", "shared", now)).toBeNull();
@@ -35,7 +35,7 @@ describe("ResponseCache", () => {
     cache.set("round-2", "alice", "c", now + 500, now);
     cache.dropTag("round-1");
     expect([cache.get("round-1", "alice", now), cache.get("round-1", "bob", now)]).toEqual([null, null]);
-    expect(cache.get("round-2", "alice", now)).toBe("c");
+    expect(cache.get("round-2", "alice", now)?.json).toBe("c");
     expect(cache.size).toBe(1);
   });
 
@@ -46,7 +46,7 @@ describe("ResponseCache", () => {
     cache.set("r3", "a", "3", now + 500, now);
     expect(cache.size).toBe(2);
     expect(cache.get("r1", "a", now)).toBeNull();
-    expect(cache.get("r3", "a", now)).toBe("3");
+    expect(cache.get("r3", "a", now)?.json).toBe("3");
   });
 
   it("when the cap is zero, then nothing is kept", () => {
