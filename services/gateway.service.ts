@@ -310,7 +310,7 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
         this.tokens.forgetUser(ctx.params.user_id);
         this.activeUsers.delete(ctx.params.user_id);
         // The removed user vanishes from rounds and friends lists of any caller: drop every kept answer.
-        this.responses.clear();
+        this.responses.userRemoved(ctx.params.user_id, Date.now());
       },
     },
     // Events sent while this process was cut off from the transporter (a `user.removed` among them)
@@ -558,7 +558,13 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
           : new MemoryCounterStore();
     this.tokens = new TokenCache(this.config.authCacheSeconds * 1000, this.config.authCacheEntries);
     this.activeUsers = new LocalCache(this.config.authCacheSeconds * 1000, this.config.authCacheEntries);
-    this.responses = new ResponseCache(this.config.responseCacheMs, 10_000);
+    this.responses = new ResponseCache({
+      maxAgeMs: this.config.responseCacheMs,
+      // Entries are bounded by their bytes; this only bounds the index of very small ones.
+      maxEntries: 200_000,
+      sharedMaxAgeMs: this.config.cacheTtlSeconds * 1000,
+      maxBytes: this.config.responseCacheMb * 1024 * 1024,
+    });
     this.takesRawJson = this.config.transporter === "" || this.config.serializer === "Hybrid";
     this.uploads = new UploadSlots(this.config.uploadsMax, this.config.uploadsMaxPerCaller);
     this.openApi = buildOpenApi(routes, this.config.publicUrl);

@@ -95,6 +95,7 @@ const RoundsServiceSchema: ServiceSchema<Record<string, never>, RoundsService> =
           const answer = await getRoundJson(this.deps(ctx), this.json, ctx.params.round_id, callerId(ctx));
           ctx.meta.$freshUntil = answer.freshUntil;
           if (answer.sameForAllBut) ctx.meta.$sameForAllBut = answer.sameForAllBut;
+          if (answer.countdown) ctx.meta.$countdown = answer.countdown;
           // A round with very many participants: streamed (shared/runtime/list-answer).
           return bytesAnswer(ctx, new RawJson(...answer.parts));
         }

@@ -5,7 +5,7 @@
 import type { ServerResponse } from "node:http";
 import type { FreshnessMeta } from "../../shared/contracts/common";
 import type { KeptJson, ResponseCache } from "./response-cache";
-import type { JsonBody } from "./write-json";
+import { byteLengthOf, type JsonBody } from "./write-json";
 import { CALLER_TAG, callerTag, type RouteSpec } from "./routes";
 
 /** Where a microcached read's answer is kept: its tag (e.g. the round) and the caller with the params. */
@@ -20,6 +20,8 @@ export interface MicrocacheSlot {
   /** The caller, and where an answer the service says is everyone's (`$sameForAllBut`) is kept. */
   callerId: string;
   sharedKey: string;
+  /** The cache's version when the call was made (ResponseCache's `Keep.asked`). */
+  asked: number;
 }
 
 export function microcacheSlot(
@@ -40,6 +42,7 @@ export function microcacheSlot(
     callerId: userId,
     // No user id is "*": the shared answer's key cannot meet a caller's own.
     sharedKey: `${spec.action}\u0000*\u0000${query}`,
+    asked: responses.version,
   };
 }
 
@@ -67,7 +70,11 @@ export function keptForm(json: JsonBody): JsonBody {
   return parts.length === 1 ? parts[0].toString("utf8") : Buffer.concat(parts, length).toString("utf8");
 }
 
-/** A microcached read's 200 is kept for the time its service allows (ctx.meta.$freshUntil). */
+/**
+ * A microcached read's 200 is kept for the time its service allows (ctx.meta.$freshUntil). An answer
+ * that counts down (`$countdown`, a round's seconds_to_end in its last part) is kept without that part,
+ * for as long as the rest holds; the gateway writes the number when it answers (decision 0111).
+ */
 export function keepAnswer(
   responses: ResponseCache,
   slot: MicrocacheSlot | undefined,
@@ -77,9 +84,44 @@ export function keepAnswer(
 ): void {
   const freshUntil = slot?.untilEvent ? null : meta?.$freshUntil;
   if (!slot || res.statusCode !== 200 || freshUntil === undefined) return;
-  const until = freshUntil ?? Number.POSITIVE_INFINITY;
+  const now = Date.now();
   const others = slot.untilEvent ? undefined : meta?.$sameForAllBut;
-  const kept = keptForm(json);
-  if (others) responses.set(slot.tag, slot.sharedKey, kept, until, Date.now(), new Set(others));
-  else responses.set(slot.tag, slot.key, kept, until, Date.now());
+  if (!others) {
+    const keep = { json: keptForm(json), freshUntil: freshUntil ?? Infinity, now, asked: slot.asked };
+    responses.set(slot.tag, slot.key, keep);
+    return;
+  }
+  const except = new Set(others);
+  const countdown = meta?.$countdown;
+  const head = countdown ? headOf(json, countdown.headBytes) : null;
+  if (countdown && head) {
+    const until = countdown.until ?? Infinity;
+    const keep = {
+      json: keptForm(head),
+      freshUntil: until,
+      now,
+      except,
+      countdownTo: countdown.to,
+      asked: slot.asked,
+    };
+    responses.set(slot.tag, slot.sharedKey, keep);
+    return;
+  }
+  const keep = { json: keptForm(json), freshUntil: freshUntil ?? Infinity, now, except, asked: slot.asked };
+  responses.set(slot.tag, slot.sharedKey, keep);
 }
+
+/**
+ * The answer's first `headBytes` bytes, up to and including `"seconds_to_end":` (a round's answer in
+ * parts, or joined on its way over NATS); null when the answer is not so made.
+ */
+function headOf(json: JsonBody, headBytes: number): Buffer | null {
+  if (typeof json === "string" || byteLengthOf(json) <= headBytes) return null;
+  const first = Buffer.isBuffer(json) ? json : json[0];
+  const whole = first.length >= headBytes ? first : Buffer.concat(json as readonly Buffer[]);
+  if (whole[headBytes - 1] !== COLON) return null;
+  // A copy: what came over NATS is a view of the whole packet, which keeping it would keep too.
+  return Buffer.from(whole.subarray(0, headBytes));
+}
+
+const COLON = 0x3a;

@@ -4,13 +4,15 @@
  *
  * Who sees a round alike: anyone who is neither its owner (sees every phone), nor a member (sees their
  * own phone), nor has it among their favourites (in_favorites). Those are rendered per request.
- * What moves with the clock: seconds_to_end every second, which is spliced in per request; status,
- * is_ended and format_status once, at end_time, which ends the reuse. A snapshot is fixed for its
+ * What moves with the clock: seconds_to_end every second, which is spliced in per request (and by the
+ * gateway, which may keep the head: `countdown`); status, is_ended and format_status once, at end_time,
+ * which ends the reuse. A snapshot is fixed for its
  * round's revision, so a join (a new revision, a new snapshot) can never meet an older answer; the
  * answers hang off the snapshot object itself and go when it goes.
  */
 import { isEndedAt, renderedUntil, renderRound, secondsToEnd } from "./round-view";
 import type { RoundSnapshot } from "./round-snapshot";
+import type { Countdown } from "../../shared/contracts/common";
 
 interface SharedAnswer {
   /** The answer up to and including `"seconds_to_end":`. */
@@ -34,6 +36,8 @@ export interface RenderedRound {
   freshUntil: number | null;
   /** Present when this answer is every caller's but these (see FreshnessMeta.$sameForAllBut). */
   sameForAllBut?: string[];
+  /** With sameForAllBut, for a round with an end time: how the last part counts down (FreshnessMeta). */
+  countdown?: Countdown;
 }
 
 export class RoundJson {
@@ -59,9 +63,14 @@ export class RoundJson {
     // Head and tail stay two buffers: joining them would copy the whole answer into a new buffer per read.
     const parts = [answer.head, Buffer.from(`${seconds}}`)];
     const others = seenOtherwiseBy(snap);
-    return others.length <= SAME_FOR_ALL_MAX_EXCEPTIONS
-      ? { parts, freshUntil, sameForAllBut: others }
-      : { parts, freshUntil };
+    if (others.length > SAME_FOR_ALL_MAX_EXCEPTIONS) return { parts, freshUntil };
+    if (snap.end_time === null) return { parts, freshUntil, sameForAllBut: others };
+    const countdown = {
+      to: Date.parse(snap.end_time),
+      until: answer.until === Number.POSITIVE_INFINITY ? null : answer.until,
+      headBytes: answer.head.length,
+    };
+    return { parts, freshUntil, sameForAllBut: others, countdown };
   }
 }
 

@@ -5,7 +5,7 @@
  */
 import type { Round, RoundItem, RoundParticipant } from "../../shared/contracts/round";
 import type { ItemInfo } from "../../shared/contracts/stores";
-import { formatEntryFee, formatMoney, sellerType } from "../../shared/format";
+import { formatEntryFee, formatMoney, secondsLeft, sellerType } from "../../shared/format";
 import type { RoundSnapshot } from "./round-snapshot";
 
 export type RoundStatus = "open" | "full" | "inactive" | "ended";
@@ -38,8 +38,7 @@ export function formatStatus(status: RoundStatus, snap: RoundSnapshot): string {
 
 /** Whole seconds until end_time, never negative; 0 when the round has no end time. */
 export function secondsToEnd(endTime: string | null, now: Date): number {
-  if (endTime === null) return 0;
-  return Math.max(0, Math.floor((Date.parse(endTime) - now.getTime()) / 1000));
+  return endTime === null ? 0 : secondsLeft(Date.parse(endTime), now.getTime());
 }
 
 /**

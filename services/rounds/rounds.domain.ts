@@ -75,7 +75,10 @@ export async function getRoundJson(
   const doc = await visibleRound(deps, roundId, userId);
   const rendered = json.render(await deps.snapshotOf(doc), userId, deps.now());
   // A private round is seen by the owner's friends only: its answer is never anyone else's.
-  if (doc.is_private) delete rendered.sameForAllBut;
+  if (doc.is_private) {
+    delete rendered.sameForAllBut;
+    delete rendered.countdown;
+  }
   return rendered;
 }
 

@@ -393,8 +393,14 @@ export const configSchema = {
   responseCacheMs: entry(
     "RESPONSE_CACHE_MS",
     "1000",
-    "Longest time the gateway serves a caller's round read or own friends/payments list again without asking the service (a join, a new friendship or payment drops it at once; 0: off)",
+    "Longest time the gateway serves a caller's own round read or friends/payments list again without asking the service (a join, a new friendship or payment drops it at once); a round's answer that is everyone's but its owner's, members' and favouriters' is kept up to CACHE_TTL instead (0: off)",
     int(0, 60_000),
+  ),
+  responseCacheMb: entry(
+    "RESPONSE_CACHE_MB",
+    "128",
+    "Most megabytes of answers one gateway keeps (the oldest rounds' go first): size it to the rounds read within CACHE_TTL times their answers (a round with 50 members answers about 12 KB)",
+    int(1, 65_536),
   ),
   rateLimits: entry(
     "RATE_LIMITS",

@@ -25,6 +25,20 @@ export interface FreshnessMeta {
    * who favourited it): the gateway may serve it to any other caller too, for as long as it holds.
    */
   $sameForAllBut?: string[];
+  /**
+   * Set with `$sameForAllBut` when the answer ends in a round's `seconds_to_end` and its closing brace:
+   * the bytes before them hold until `until` (null: no end), so the gateway may keep those that long and
+   * write the number itself (decision 0111).
+   */
+  $countdown?: Countdown;
+}
+
+/** A `seconds_to_end` counting down to `to` (epoch ms, `secondsLeft` in shared/format). */
+export interface Countdown {
+  to: number;
+  /** Until when (epoch ms) the answer's first `headBytes` bytes hold; null: until the round changes. */
+  until: number | null;
+  headBytes: number;
 }
 
 /** Meta every authenticated action call carries. */

@@ -13,3 +13,12 @@ export function formatEntryFee(fee: string, currency: string): string {
 export function sellerType(store: { is_blogger: boolean }): "blogger" | "store" {
   return store.is_blogger ? "blogger" : "store";
 }
+
+/**
+ * A round's `seconds_to_end` at `nowMs`: whole seconds left until `endsAtMs`, never below 0. The rounds
+ * service renders it, and the gateway writes it into an answer it keeps (decision 0111), so both count
+ * alike.
+ */
+export function secondsLeft(endsAtMs: number, nowMs: number): number {
+  return Math.max(0, Math.floor((endsAtMs - nowMs) / 1000));
+}

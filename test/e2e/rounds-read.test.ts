@@ -2,7 +2,7 @@ import { Round } from "../../shared/contracts/round";
 import { check } from "../../shared/validation";
 import { SPEC_ROUND_KEYS } from "../support/spec-keys";
 import { call } from "../../shared/contracts";
-import { api, startSystem, type System } from "../support/system";
+import { api, newUser, startSystem, type System } from "../support/system";
 
 let sys: System;
 beforeAll(async () => {
@@ -140,6 +140,35 @@ describe("GET /rounds/{round_id}", () => {
     await new Promise((r) => setTimeout(r, 1100));
     const second = await get(sys.manifest.rounds.open, token);
     expect(second.body.seconds_to_end).toBeLessThan(first.body.seconds_to_end);
+  });
+});
+
+describe("a round's answer kept by the gateway for every caller but its insiders", () => {
+  it("when strangers read it seconds apart, then seconds_to_end counts down and the rest is the service's answer", async () => {
+    const [first, second] = [
+      await newUser(sys.broker, "stranger-a"),
+      await newUser(sys.broker, "stranger-b"),
+    ];
+    const before = await get(sys.manifest.rounds.open, first.access_token);
+    await new Promise((r) => setTimeout(r, 2100));
+    const after = await get(sys.manifest.rounds.open, second.access_token);
+    expect(after.status).toBe(200);
+    expect(Number(after.headers.get("content-length"))).toBe(Buffer.byteLength(after.text));
+    expect(before.body.seconds_to_end - after.body.seconds_to_end).toBeGreaterThanOrEqual(2);
+    expect({ ...after.body, seconds_to_end: 0 }).toEqual({ ...before.body, seconds_to_end: 0 });
+  });
+
+  it("when a stranger joins after reading it, then their next read shows them as a member", async () => {
+    const joiner = await newUser(sys.broker, "joiner");
+    const round = sys.manifest.rounds.free;
+    const before = await get(round, joiner.access_token);
+    expect(before.status).toBe(200);
+    const join = await api(sys, "POST", `/rounds/${round}/join`, { token: joiner.access_token, json: null });
+    expect(join.status).toBe(200);
+    const after = await get(round, joiner.access_token);
+    expect(after.body.members_count).toBe(before.body.members_count + 1);
+    const ids = (after.body.participant_statuses as { user: { id: string } }[]).map((p) => p.user.id);
+    expect(ids).toContain(joiner.id);
   });
 });
 

@@ -12,7 +12,7 @@ function gateway(): WebGateway {
   const methods = (ApiGateway as unknown as { methods: Record<string, (...a: unknown[]) => unknown> })
     .methods;
   const gw = {
-    responses: new ResponseCache(1000, 100),
+    responses: new ResponseCache({ maxAgeMs: 1000, maxEntries: 100 }),
     takesRawJson: true,
     specOf: () => undefined,
   } as unknown as WebGateway & Record<string, unknown>;

@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { SAME_FOR_ALL_MAX_EXCEPTIONS, RoundJson, seesAlike } from "../../services/rounds/round-json";
 import { renderRound } from "../../services/rounds/round-view";
+import { secondsLeft } from "../../shared/format";
 import { ALICE, BOB, IN_AN_HOUR, makeSnapshot, membersOf, NOW, OWNER, STRANGER } from "./fixtures";
 
 const parse = (parts: Buffer[]): unknown => JSON.parse(Buffer.concat(parts).toString("utf8"));
@@ -87,6 +88,34 @@ describe("RoundJson: an answer for every caller but some", () => {
     const rendered = new RoundJson().render(makeSnapshot({ favorites: many }), STRANGER, NOW);
     expect(rendered.sameForAllBut).toBeUndefined();
     expect(parse(rendered.parts)).toMatchObject({ in_favorites: false });
+  });
+});
+
+describe("RoundJson: an answer the gateway keeps and counts down", () => {
+  it("when its head is completed with secondsLeft at any later instant before `until`, then it is that instant's render", () => {
+    const snap = makeSnapshot({ members: membersOf(ALICE), members_count: 1 });
+    fc.assert(
+      fc.property(
+        fc.integer({ min: -5_000, max: 2 * 3600_000 }),
+        fc.integer({ min: 0, max: 2 * 3600_000 }),
+        (renderedAt, later) => {
+          const rendered = new RoundJson().render(snap, STRANGER, at(renderedAt));
+          const { to, until } = rendered.countdown!;
+          const t = NOW.getTime() + renderedAt + later;
+          if (until !== null && t >= until) return;
+          const head = Buffer.concat(rendered.parts.slice(0, -1)).toString("utf8");
+          const kept = JSON.parse(`${head}${secondsLeft(to, t)}}`);
+          expect(kept).toEqual(renderRound(snap, "another-stranger", new Date(t)));
+        },
+      ),
+      { numRuns: 500, seed: 20261126 },
+    );
+  });
+
+  it("when the round has no end time, or is read by an insider, then nothing counts down", () => {
+    const json = new RoundJson();
+    expect(json.render(makeSnapshot({ end_time: null }), STRANGER, NOW).countdown).toBeUndefined();
+    expect(json.render(makeSnapshot(), OWNER, NOW).countdown).toBeUndefined();
   });
 });
 
