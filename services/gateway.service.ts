@@ -385,6 +385,10 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
             config: this.config,
             askAuth: (t, ignore) =>
               call(ctx, "auth.verifyAccessToken", { token: t, ignore_expiration: ignore }),
+            isActive: async (id) => {
+              const status = await call(ctx, "users.status", { id });
+              return status.exists && !status.removed;
+            },
           },
           token,
           spec.acceptExpiredToken ?? false,

@@ -44,6 +44,11 @@ export class LocalCache<V> {
     this.entries.clear();
   }
 
+  /** Whether anything is ever kept (a time to live and a bound above 0). */
+  get enabled(): boolean {
+    return this.ttlMs > 0 && this.maxEntries > 0;
+  }
+
   get size(): number {
     return this.entries.size;
   }

@@ -337,8 +337,9 @@ maybe("NATS restarted under load", () => {
 });
 
 maybe("one of two processes of a service killed under load", () => {
-  // Two auth processes: every read goes through auth.verifyAccessToken, which needs no stored data, so
-  // the two can split the load without a shared store (two rounds processes would need MongoDB).
+  // Two auth processes: with the gateway remembering nothing (AUTH_CACHE_SECONDS 0) every read goes
+  // through auth.verifyAccessToken, which needs no stored data, so the two can split the load without a
+  // shared store (two rounds processes would need MongoDB).
   let cluster: Cluster;
   let manifest: DemoManifest;
 

@@ -97,7 +97,7 @@ const byName = (spans: ZipkinSpan[], name: string) => spans.filter((s) => s.name
 
 /**
  * A `traceOf` condition: the named spans are in, and so is every span's parent. Each process sends its
- * spans on its own timer, so a child (users.status, called by auth) may arrive a batch before its parent.
+ * spans on its own timer, so a child (users.profiles, called by rounds) may arrive a batch before its parent.
  */
 const complete = (names: string[]) => (spans: ZipkinSpan[]) => {
   const ids = new Set(spans.map((s) => s.id));
@@ -136,7 +136,7 @@ maybe("tracing across processes", () => {
 
   const nodeOf = (name: string) => cluster.processes.get(name)!.nodeID;
 
-  it("when one GET /rounds/{id} is sampled in at the gateway, then gateway, auth, rounds, users and stores (each at a rate of 0 itself) send spans of one trace, linked to one root that carries route, status and caller kind, and no credential leaves any process", async () => {
+  it("when one GET /rounds/{id} is sampled in at the gateway, then gateway, rounds, users and stores (each at a rate of 0 itself) send spans of one trace, linked to one root that carries route, status and caller kind, and no credential leaves any process", async () => {
     const requestId = `it-read-${process.pid}-${Date.now()}`;
     const token = manifest.users.alice.access_token;
     const res = await fetch(`${cluster.baseUrl}/rounds/${manifest.rounds.open}`, {
@@ -149,7 +149,7 @@ maybe("tracing across processes", () => {
     const traceId = zipkinTraceId(requestId);
     const expected = [
       "GET /rounds/:round_id",
-      "action 'auth.verifyAccessToken'",
+      "action 'users.status'",
       "action 'rounds.get'",
       "action 'users.profiles'",
       "action 'stores.item'",
@@ -159,9 +159,10 @@ maybe("tracing across processes", () => {
     process.stdout.write(`GET /rounds/{id}: ${spans.length} spans in one trace\n  ${names.join("\n  ")}\n`);
 
     for (const name of expected) expect(byName(spans, name)).toHaveLength(1);
-    // Spans came from five different processes, each named by its node and service.
+    // Spans came from four different processes, each named by its node and service (the gateway checks
+    // a first caller's token itself and asks users, not auth, whether the user is active).
     const nodes = new Set(spans.map((s) => s.tags["node.id"]));
-    for (const p of ["gateway", "auth", "rounds", "users", "stores"]) expect(nodes).toContain(nodeOf(p));
+    for (const p of ["gateway", "rounds", "users", "stores"]) expect(nodes).toContain(nodeOf(p));
     expect(byName(spans, "action 'rounds.get'")[0]).toMatchObject({
       localEndpoint: { serviceName: "rounds" },
       tags: { "node.id": nodeOf("rounds") },
@@ -184,7 +185,7 @@ maybe("tracing across processes", () => {
     // Calls made by the gateway hang off the request's span; the item and profiles off rounds.get.
     const get = byName(spans, "action 'rounds.get'")[0];
     expect(get.parentId).toBe(root.id);
-    expect(byName(spans, "action 'auth.verifyAccessToken'")[0].parentId).toBe(root.id);
+    expect(byName(spans, "action 'users.status'")[0].parentId).toBe(root.id);
     expect(byName(spans, "action 'stores.item'")[0].parentId).toBe(get.id);
     expect(byName(spans, "action 'users.profiles'")[0].parentId).toBe(get.id);
 
@@ -439,7 +440,7 @@ maybe("trace sampling decided at the gateway", () => {
     expect(res.status).toBe(503);
 
     const spans = await traceOf(collector, zipkinTraceId(requestId), (s) => s.length > 0);
-    // Whatever else could come (auth verifying bob's token, which it would trace itself) has had a batch.
+    // Whatever else could come (users asked whether bob is active, which it would trace itself) has had a batch.
     await sleep(INTERVAL_MS + 1000);
     expect(traced(requestId)).toHaveLength(1);
     expect(spans[0]).toMatchObject({

@@ -15,12 +15,16 @@ const config: TokenConfig = {
 };
 const CACHE_MS = 60_000;
 
-/** A gateway's deps whose auth answers as a real one would, for the users it is told are removed. */
-function gateway(removed = new Set<string>(), gatewayConfig = config) {
+/**
+ * A gateway's deps whose auth and users answer as real ones would, for the users they are told are
+ * removed; `asked` lists the tokens sent to auth, `statuses` the users asked of users.
+ */
+function gateway(removed = new Set<string>(), gatewayConfig = config, cacheMs = CACHE_MS) {
   const asked: string[] = [];
+  const statuses: string[] = [];
   const deps: BearerDeps = {
-    tokens: new TokenCache(CACHE_MS, 100),
-    activeUsers: new LocalCache<true>(CACHE_MS, 100),
+    tokens: new TokenCache(cacheMs, 100),
+    activeUsers: new LocalCache<true>(cacheMs, 100),
     config: gatewayConfig,
     async askAuth(token: string, ignoreExpiration: boolean): Promise<VerifyTokenResult> {
       asked.push(token);
@@ -28,8 +32,12 @@ function gateway(removed = new Set<string>(), gatewayConfig = config) {
       if (removed.has(claims.sub)) throw new UserRemovedError();
       return { id: claims.sub, token_id: claims.jti, exp: claims.exp };
     },
+    async isActive(userId: string): Promise<boolean> {
+      statuses.push(userId);
+      return !removed.has(userId);
+    },
   };
-  return { deps, asked };
+  return { deps, asked, statuses };
 }
 
 const nowMs = Date.now();
@@ -38,18 +46,19 @@ const tokenOf = (user: string, issuedSecondsAgo = 0) =>
   signAccessToken(user, config, nowSeconds - issuedSecondsAgo).token;
 
 describe("callerOfBearer", () => {
-  it("when a user's first token is presented, then auth is asked, and a second token of that user is accepted here", async () => {
-    const { deps, asked } = gateway();
+  it("when a user's first token is presented, then it is verified here and users (not auth) is asked whether the user is active, once", async () => {
+    const { deps, asked, statuses } = gateway();
     const first = tokenOf("alice");
     const second = tokenOf("alice");
 
     expect(await callerOfBearer(deps, first, false, nowMs)).toMatchObject({ id: "alice" });
     expect(await callerOfBearer(deps, second, false, nowMs)).toMatchObject({ id: "alice" });
 
-    expect(asked).toEqual([first]);
+    expect(asked).toEqual([]);
+    expect(statuses).toEqual(["alice"]);
   });
 
-  it("when a user's first token is presented, then it is verified once (by auth), and the next one once (here)", async () => {
+  it("when a user's tokens are presented, then each is verified once, here", async () => {
     const { deps } = gateway();
     const verifications = jest.spyOn(accessToken, "verifyAccessToken");
     try {
@@ -62,21 +71,38 @@ describe("callerOfBearer", () => {
     }
   });
 
-  it("when a refresh presents an expired token of a user auth vouched for, then it is accepted without asking auth", async () => {
-    const { deps, asked } = gateway();
+  it("when a removed user's first token is presented, then 401 User removed, as auth would answer", async () => {
+    const { deps, asked } = gateway(new Set(["gone"]));
+    await expect(callerOfBearer(deps, tokenOf("gone"), false, nowMs)).rejects.toBeInstanceOf(
+      UserRemovedError,
+    );
+    expect(asked).toEqual([]);
+  });
+
+  it("when AUTH_CACHE_SECONDS is 0, then every token is left to auth", async () => {
+    const { deps, asked, statuses } = gateway(new Set(), config, 0);
+    const token = tokenOf("alice");
+    await callerOfBearer(deps, token, false, nowMs);
+    await callerOfBearer(deps, token, false, nowMs);
+    expect(asked).toEqual([token, token]);
+    expect(statuses).toEqual([]);
+  });
+
+  it("when a refresh presents an expired token of an active user, then it is accepted without asking auth", async () => {
+    const { deps, asked, statuses } = gateway();
     await callerOfBearer(deps, tokenOf("alice"), false, nowMs);
     const expired = tokenOf("alice", 2 * 900);
 
     expect(await callerOfBearer(deps, expired, true, nowMs)).toMatchObject({ id: "alice" });
-    expect(asked).toHaveLength(1);
+    expect([asked, statuses]).toEqual([[], ["alice"]]);
     // Expired tokens are never remembered, and outside a refresh they are refused by auth.
     await expect(callerOfBearer(deps, expired, false, nowMs)).rejects.toThrow("jwt expired");
-    expect(asked).toHaveLength(2);
+    expect(asked).toEqual([expired]);
   });
 
-  it("when the user was removed (user.removed heard), then auth is asked again and its refusal stands", async () => {
+  it("when the user was removed (user.removed heard), then users is asked again and the token refused", async () => {
     const removed = new Set<string>();
-    const { deps, asked } = gateway(removed);
+    const { deps, statuses } = gateway(removed);
     await callerOfBearer(deps, tokenOf("alice"), false, nowMs);
     removed.add("alice");
     deps.activeUsers.delete("alice");
@@ -85,14 +111,14 @@ describe("callerOfBearer", () => {
     await expect(callerOfBearer(deps, tokenOf("alice"), true, nowMs)).rejects.toBeInstanceOf(
       UserRemovedError,
     );
-    expect(asked).toHaveLength(2);
+    expect(statuses).toEqual(["alice", "alice"]);
   });
 
-  it("when auth's word is older than AUTH_CACHE_SECONDS, then auth is asked again", async () => {
-    const { deps, asked } = gateway();
+  it("when the word that the user is active is older than AUTH_CACHE_SECONDS, then users is asked again", async () => {
+    const { deps, statuses } = gateway();
     await callerOfBearer(deps, tokenOf("alice"), false, nowMs);
     await callerOfBearer(deps, tokenOf("alice"), true, nowMs + CACHE_MS);
-    expect(asked).toHaveLength(2);
+    expect(statuses).toHaveLength(2);
   });
 
   it("when a token does not verify here (forged, or this gateway has another secret), then auth decides", async () => {
