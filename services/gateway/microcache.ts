@@ -4,7 +4,7 @@
  */
 import type { ServerResponse } from "node:http";
 import type { FreshnessMeta } from "../../shared/contracts/common";
-import type { KeptJson, ResponseCache } from "./response-cache";
+import type { Keep, KeptJson, ResponseCache } from "./response-cache";
 import { byteLengthOf, type JsonBody } from "./write-json";
 import { CALLER_TAG, callerTag, type RouteSpec } from "./routes";
 
@@ -84,31 +84,16 @@ export function keepAnswer(
 ): void {
   const freshUntil = slot?.untilEvent ? null : meta?.$freshUntil;
   if (!slot || res.statusCode !== 200 || freshUntil === undefined) return;
-  const now = Date.now();
   const others = slot.untilEvent ? undefined : meta?.$sameForAllBut;
-  if (!others) {
-    const keep = { json: keptForm(json), freshUntil: freshUntil ?? Infinity, now, asked: slot.asked };
-    responses.set(slot.tag, slot.key, keep);
-    return;
-  }
-  const except = new Set(others);
-  const countdown = meta?.$countdown;
+  const except = others ? new Set(others) : undefined;
+  const countdown = except ? meta?.$countdown : undefined;
   const head = countdown ? headOf(json, countdown.headBytes) : null;
-  if (countdown && head) {
-    const until = countdown.until ?? Infinity;
-    const keep = {
-      json: keptForm(head),
-      freshUntil: until,
-      now,
-      except,
-      countdownTo: countdown.to,
-      asked: slot.asked,
-    };
-    responses.set(slot.tag, slot.sharedKey, keep);
-    return;
-  }
-  const keep = { json: keptForm(json), freshUntil: freshUntil ?? Infinity, now, except, asked: slot.asked };
-  responses.set(slot.tag, slot.sharedKey, keep);
+  const when = { now: Date.now(), asked: slot.asked, ...(except && { except }) };
+  const keep: Keep =
+    countdown && head
+      ? { ...when, json: keptForm(head), freshUntil: countdown.until ?? Infinity, countdownTo: countdown.to }
+      : { ...when, json: keptForm(json), freshUntil: freshUntil ?? Infinity };
+  responses.set(slot.tag, except ? slot.sharedKey : slot.key, keep);
 }
 
 /**
