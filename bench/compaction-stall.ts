@@ -1,19 +1,28 @@
 /**
- * `node -r ts-node/register/transpile-only bench/compaction-stall.ts [documents]`: how long one NeDB
- * collection of `documents` (1,000,000) user-like documents, all live, holds its operations while it is
- * compacted through NeDB's documented `compactDatafileAsync`, and the longest the event loop is blocked
- * meanwhile. NeDB alone, in a scratch folder: the figures of
- * docs/decisions/0108-no-compaction-of-large-files-while-running.md.
+ * `node -r ts-node/register/transpile-only bench/compaction-stall.ts [documents] [nedb|serialize]`: how
+ * long one NeDB collection of `documents` (1,000,000) user-like documents, all live, holds its
+ * operations while it is compacted through NeDB's documented `compactDatafileAsync`, and the longest the
+ * event loop is blocked meanwhile. In a scratch folder, NeDB alone (`nedb`, the default: the figures of
+ * docs/decisions/0108-no-compaction-of-large-files-while-running.md) or with the project's
+ * `nedb-serialize` hook (`serialize`: docs/decisions/0113-compaction-lines-without-replacer.md).
  */
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import Datastore from "@seald-io/nedb";
+import { useHook } from "../shared/runtime/internals";
+import { nedbLibs, nedbSerializeHook } from "../shared/storage/nedb-internals";
 
 const idOf = (i: number) => `u${String(i).padStart(23, "0")}`;
 
 async function main(): Promise<void> {
   const count = Number(process.argv[2] ?? 1_000_000);
+  const serializer = process.argv[3] ?? "nedb";
+  if (serializer !== "nedb" && serializer !== "serialize")
+    throw new Error("nedb or serialize, not " + serializer);
+  if (serializer === "serialize" && !useHook(nedbSerializeHook, nedbLibs, { off: [] })) {
+    throw new Error("the nedb-serialize hook could not be applied");
+  }
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "compaction-stall-"));
   const file = path.join(dir, "users.db");
   try {
@@ -51,7 +60,7 @@ async function main(): Promise<void> {
     const compactionMs = performance.now() - t0;
     clearInterval(lag);
     console.log(
-      `${count.toLocaleString("en")} documents, ${mb.toFixed(0)} MB, Node ${process.version}: compaction ` +
+      `${count.toLocaleString("en")} documents, ${mb.toFixed(0)} MB, Node ${process.version}, ${serializer}: compaction ` +
         `${(compactionMs / 1000).toFixed(1)} s; a read asked meanwhile waited ${(readWaited / 1000).toFixed(1)} s; ` +
         `longest event-loop block ${(longestBlock / 1000).toFixed(1)} s`,
     );

@@ -20,6 +20,7 @@ export const HOOK_NAMES = [
   "nedb-index-update",
   "nedb-group-commit",
   "nedb-read-by-id",
+  "nedb-serialize",
   "http-acceptors",
   "gateway-fast-answers",
 ] as const;
@@ -233,6 +234,10 @@ export function unwrap<O extends object, K extends keyof O>(owner: O, key: K): v
   const original = current?.[ORIGINAL];
   if (original !== undefined) owner[key] = original;
 }
+
+/** What `wrap` replaced, if `fn` is one of its wrappers; else `fn` itself. */
+export const originalOf = <F>(fn: F): F =>
+  typeof fn === "function" && ORIGINAL in fn ? (fn as unknown as { [ORIGINAL]: F })[ORIGINAL] : fn;
 
 /** Whether `fn` is a wrapper made by `wrap`. */
 export const isWrapped = (fn: unknown): boolean => typeof fn === "function" && ORIGINAL in fn;

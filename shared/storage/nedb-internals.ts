@@ -9,10 +9,14 @@
  *   which writes what waits before a compaction, and after a failed write rebuilds memory from the file.
  * - nedb-read-by-id: `readById` takes the kept document from the `_id` index, in NeDB's queue; else
  *   `findOne` (a copy).
+ * - nedb-serialize: NeDB's line serialiser gives way to serializeLine (the same lines), so that a
+ *   compaction, which serialises every document of a collection while the collection waits, costs
+ *   what an append costs per document.
  */
 import type Datastore from "@seald-io/nedb";
 import {
   missingFunctions,
+  originalOf,
   unwrap,
   useHook,
   wrap,
@@ -99,6 +103,46 @@ export interface Appender {
 }
 
 const sampleDoc = { _id: "x", at: new Date(0), list: [1, "a", null, { n: true }] };
+/** The line NeDB's compaction writes for each index but `_id`. */
+const sampleIndexLine = { $$indexCreated: { fieldName: "k", unique: false, sparse: true } };
+
+/** What differs between NeDB's own line format (its serialiser, even if replaced) and serializeLine. */
+function lineFormatMissing(model: Partial<NedbLib["model"]> | undefined): string[] {
+  const missing: string[] = [];
+  const serialize = originalOf(model?.serialize);
+  const deserialize = model?.deserialize;
+  const same = (doc: unknown) => serialize?.(doc) === serializeLine(doc);
+  if (typeof serialize !== "function" || !same(sampleDoc) || !same(sampleIndexLine)) {
+    missing.push("lib/model serialize() writing the lines serializeLine writes");
+  }
+  if (
+    typeof deserialize !== "function" ||
+    JSON.stringify(deserialize(serializeLine(sampleDoc))) !== JSON.stringify(sampleDoc)
+  ) {
+    missing.push("lib/model deserialize() reading those lines back");
+  }
+  return missing;
+}
+
+/**
+ * NeDB's `model.serialize`, which its persistence calls for every line it writes (a compaction: every
+ * document of the collection, while the collection's operations wait), replaced process-wide by
+ * serializeLine: the same line, without `JSON.stringify`'s replacer called for every key and value
+ * (about a quarter of the time: docs/decisions/0113-compaction-lines-without-replacer.md). NeDB checked
+ * every key when the document was inserted or modified, which is all its replacer checks again.
+ */
+export const nedbSerializeHook: InternalsHook<NedbLib> = {
+  name: "nedb-serialize",
+  library: "@seald-io/nedb",
+  versions: NEDB_VERSIONS,
+  check: (lib) => lineFormatMissing(lib.model),
+  apply(lib) {
+    wrap(lib.model, "serialize", () => (doc: unknown) => serializeLine(doc));
+  },
+  remove(lib) {
+    unwrap(lib.model, "serialize");
+  },
+};
 
 /** The group commit, per datastore: its `persistence` appends through `appender`. */
 export function nedbGroupCommitHook(appender: Appender): InternalsHook<NedbPersistence> {
@@ -114,17 +158,7 @@ export function nedbGroupCommitHook(appender: Appender): InternalsHook<NedbPersi
       if (typeof p?.filename !== "string") missing.push("persistence.filename");
       if (typeof p?.modes?.fileMode !== "number") missing.push("persistence.modes.fileMode");
       // The lines must stay those NeDB writes and reads back.
-      const { serialize, deserialize } = nedbLibs.model ?? {};
-      if (typeof serialize !== "function" || serialize(sampleDoc) !== serializeLine(sampleDoc)) {
-        missing.push("lib/model serialize() writing the lines serializeLine writes");
-      }
-      if (
-        typeof deserialize !== "function" ||
-        JSON.stringify(deserialize(serializeLine(sampleDoc))) !== JSON.stringify(sampleDoc)
-      ) {
-        missing.push("lib/model deserialize() reading those lines back");
-      }
-      return missing;
+      return [...missing, ...lineFormatMissing(nedbLibs.model)];
     },
     apply(p) {
       wrap(p, "persistNewStateAsync", () => async (docs: unknown[]) => appender.append(docs));
@@ -174,8 +208,8 @@ export const nedbReadByIdHook = pathHook("nedb-read-by-id", (ds) => [
 ]);
 
 /**
- * The hooks of one datastore: the process-wide index update (the first store of a process decides), and
- * per datastore the group commit (files only) and the read path.
+ * The hooks of one datastore: the process-wide index update and serialiser (the first store of a
+ * process decides), and per datastore the group commit (files only) and the read path.
  */
 export function hookDatastore(
   ds: Datastore<never>,
@@ -183,6 +217,7 @@ export function hookDatastore(
   settings: HookSettings,
 ): { groupCommit: boolean; readById: boolean } {
   useHook(nedbIndexUpdateHook, nedbLibs, settings);
+  useHook(nedbSerializeHook, nedbLibs, settings);
   const internals = ds as unknown as NedbDatastoreInternals & { persistence: NedbPersistence };
   const persistence = internals.persistence;
   return {

@@ -7,13 +7,14 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import Datastore from "@seald-io/nedb";
-import { reasonNotToApply } from "../../shared/runtime/internals";
+import { isWrapped, reasonNotToApply, removeHook, useHook } from "../../shared/runtime/internals";
 import { NedbStore } from "../../shared/storage";
 import {
   nedbGroupCommitHook,
   nedbIndexUpdateHook,
   nedbLibs,
   nedbReadByIdHook,
+  nedbSerializeHook,
   type NedbPersistence,
 } from "../../shared/storage/nedb-internals";
 
@@ -39,6 +40,42 @@ describe("the NeDB hooks against the installed NeDB", () => {
         ),
       ).toBeNull();
     } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("when the serialiser hook is checked, then NeDB's model writes and reads the lines serializeLine writes", () => {
+    expect(reasonNotToApply(nedbSerializeHook, nedbLibs, [])).toBeNull();
+  });
+
+  it("when a collection is compacted with the serialiser hook on, then NeDB wrote every line through it, and the file is the one NeDB's own serialiser writes", async () => {
+    const dir = tmp();
+    const file = path.join(dir, "rounds.db");
+    const ds = new Datastore({ filename: file });
+    try {
+      await ds.loadDatabaseAsync();
+      await ds.ensureIndexAsync({ fieldName: "owner", sparse: true });
+      const docs = Array.from({ length: 50 }, (_, i) => ({
+        _id: `r${i}`,
+        owner: i % 3 === 0 ? undefined : `u${i}`,
+        at: new Date(i * 1000),
+        members: { [`u${i}`]: { joined_at: new Date(i), fee: "1.50" } },
+        list: [i, null, { deep: [new Date(0)] }],
+      }));
+      await ds.insertAsync(docs);
+      await ds.compactDatafileAsync();
+      const nedbOwn = fs.readFileSync(file, "utf8");
+
+      expect(useHook(nedbSerializeHook, nedbLibs, { off: [] })).toBe(true);
+      expect(isWrapped(nedbLibs.model.serialize)).toBe(true);
+      // What the hook relies on: NeDB's persistence calls the model's serialize for each line it writes.
+      const serialize = jest.spyOn(nedbLibs.model, "serialize");
+      await ds.compactDatafileAsync();
+      expect(serialize).toHaveBeenCalledTimes(docs.length + 1); // and the index line
+      serialize.mockRestore();
+      expect(fs.readFileSync(file, "utf8")).toBe(nedbOwn);
+    } finally {
+      removeHook(nedbSerializeHook, nedbLibs);
       fs.rmSync(dir, { recursive: true, force: true });
     }
   });
