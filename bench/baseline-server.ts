@@ -7,40 +7,22 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import type { BaselineMessage } from "./baseline";
+import { RecordedPlan } from "./recorded-plan";
 
-interface Answer {
-  status: number;
-  headers: [string, string][];
-  body: Buffer;
-  count?: number;
-}
-
-let plan: Answer[] = [];
-let served = 0;
-
-/** The recorded answers in order, each `count` times; the last one for every request after them. */
-function next(): Answer {
-  let n = served++;
-  for (const a of plan) {
-    if (a.count === undefined || n < a.count) return a;
-    n -= a.count;
-  }
-  return plan[plan.length - 1];
-}
+const plan = new RecordedPlan();
 
 const server = http.createServer((req, res) => {
   // The body is read to its end before answering, as the gateway does.
   req.resume();
   req.on("end", () => {
-    const a = next();
+    const a = plan.next();
     res.writeHead(a.status, a.headers.flat());
     res.end(a.body);
   });
 });
 
 process.on("message", (msg: BaselineMessage) => {
-  plan = msg.responses.map((r) => ({ ...r, body: Buffer.from(r.body, "base64") }));
-  served = 0;
+  plan.load(msg);
   process.send?.({ ready: true });
 });
 process.on("disconnect", () => server.close(() => process.exit(0)));

@@ -52,8 +52,13 @@ export interface Baseline {
   stop(): Promise<void>;
 }
 
-export async function startBaseline(): Promise<Baseline> {
-  const child: ChildProcess = fork(path.join(__dirname, "baseline-server.ts"), [], {
+/**
+ * A stand-in server answering recorded bytes: the bare node:http baseline (baseline-server.ts), or the
+ * framework's floor, moleculer-web with one action and nothing else (floor-server.ts).
+ */
+export async function startBaseline(server: "bare" | "moleculer-web" = "bare"): Promise<Baseline> {
+  const script = server === "bare" ? "baseline-server.ts" : "floor-server.ts";
+  const child: ChildProcess = fork(path.join(__dirname, script), [], {
     execArgv: ["-r", "ts-node/register/transpile-only"],
     stdio: ["ignore", "inherit", "inherit", "ipc"],
   });

@@ -13,7 +13,7 @@
  */
 import type { ServiceBroker } from "moleculer";
 import { alternate, type ScenarioOutcome } from "./ab";
-import { record, type Baseline } from "./baseline";
+import { record, startBaseline, type Baseline } from "./baseline";
 import { call } from "../shared/contracts";
 import { moscow, questions } from "../shared/ops/fixtures";
 import { ACCESS_TTL_SECONDS, inParallel, kettleFor, type BenchUser } from "./fixtures";
@@ -482,7 +482,29 @@ function seedingNote(fixtures: MixedFixtures, plan: MixedPlan): string {
   );
 }
 
-/** One run of the mix against a seeded system, with the baseline's run beside it. */
+/**
+ * The same requests against moleculer-web alone (bench/floor-server.ts: one action answering the
+ * recorded round read, no authentication, storage or cache), as long as the baseline's run: the most a
+ * gateway on moleculer-web can serve on this machine, whatever the system behind it does.
+ */
+async function measureFloor(
+  scenario: ReturnType<typeof mixedScenario>,
+  systemUrl: string,
+  seconds: number,
+  log: (line: string) => void,
+): Promise<LoadResult> {
+  const floor = await startBaseline("moleculer-web");
+  try {
+    await floor.serve(await scenario.record(systemUrl));
+    const r = await scenario.measure({ url: floor.url, side: "baseline", round: 0, seconds });
+    log(`  8 floor: moleculer-web alone ${r.rps.toFixed(0)} req/s (p99 ${r.p99} ms, errors ${r.errors})`);
+    return r;
+  } finally {
+    await floor.stop();
+  }
+}
+
+/** One run of the mix against a seeded system, with the baseline's run and the framework's floor beside it. */
 async function measureMixed(
   baseUrl: string,
   fixtures: MixedFixtures,
@@ -498,7 +520,12 @@ async function measureMixed(
     log,
     watched,
   });
-  outcome.notes.push(seedingNote(fixtures, plan));
+  const floor = await measureFloor(scenario, baseUrl, plan.seconds, log);
+  outcome.notes.push(
+    `moleculer-web alone (one action answering the recorded round read, nothing else): ` +
+      `${Math.round(floor.rps).toLocaleString("en")} req/s, p99 ${floor.p99} ms`,
+    seedingNote(fixtures, plan),
+  );
   return { outcome, routes: outcome.runs[0].system as MixedResult };
 }
 
