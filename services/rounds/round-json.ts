@@ -20,6 +20,10 @@ interface SharedAnswer {
   /** The instants (epoch ms) between which the head holds: [from, until), either side of the end time. */
   from: number;
   until: number;
+  /** Who sees the round otherwise (seenOtherwiseBy), fixed for the snapshot. */
+  others: string[];
+  /** How the head counts down, for a round with an end time (sent with `others`). */
+  countdown?: Countdown;
 }
 
 const SECONDS_KEY = "seconds_to_end";
@@ -62,15 +66,11 @@ export class RoundJson {
     }
     // Head and tail stay two buffers: joining them would copy the whole answer into a new buffer per read.
     const parts = [answer.head, Buffer.from(`${seconds}}`)];
-    const others = seenOtherwiseBy(snap);
+    const { others, countdown } = answer;
     if (others.length > SAME_FOR_ALL_MAX_EXCEPTIONS) return { parts, freshUntil };
-    if (snap.end_time === null) return { parts, freshUntil, sameForAllBut: others };
-    const countdown = {
-      to: Date.parse(snap.end_time),
-      until: answer.until === Number.POSITIVE_INFINITY ? null : answer.until,
-      headBytes: answer.head.length,
-    };
-    return { parts, freshUntil, sameForAllBut: others, countdown };
+    return countdown
+      ? { parts, freshUntil, sameForAllBut: others, countdown }
+      : { parts, freshUntil, sameForAllBut: others };
   }
 }
 
@@ -93,10 +93,16 @@ function sharedAnswer(snap: RoundSnapshot, callerId: string, now: Date): SharedA
   const json = JSON.stringify(rest);
   const end = snap.end_time === null ? Number.POSITIVE_INFINITY : Date.parse(snap.end_time);
   const ended = isEndedAt(snap, now);
-  return {
-    head: Buffer.from(`${json.slice(0, -1)},"${SECONDS_KEY}":`),
-    // Ended by the flag: for good; by the clock: from the end time on; not yet: until the end time.
-    from: ended && !snap.is_ended ? end : Number.NEGATIVE_INFINITY,
-    until: ended ? Number.POSITIVE_INFINITY : end,
+  const head = Buffer.from(`${json.slice(0, -1)},"${SECONDS_KEY}":`);
+  // Ended by the flag: for good; by the clock: from the end time on; not yet: until the end time.
+  const from = ended && !snap.is_ended ? end : Number.NEGATIVE_INFINITY;
+  const until = ended ? Number.POSITIVE_INFINITY : end;
+  const others = seenOtherwiseBy(snap);
+  if (snap.end_time === null) return { head, from, until, others };
+  const countdown = {
+    to: end,
+    until: until === Number.POSITIVE_INFINITY ? null : until,
+    headBytes: head.length,
   };
+  return { head, from, until, others, countdown };
 }
