@@ -21,7 +21,7 @@ import type { Row } from "./lib";
 import { load, type LoadResult } from "./load";
 import { bearer, type Scenario } from "./scenarios/scenario";
 import { startCluster } from "../test/support/cluster";
-import type { Watched } from "./cpu";
+import { cpuMeter, type Watched } from "./cpu";
 import { clusterWatched, startEmbedded } from "./systems";
 import { zipf } from "./zipf";
 
@@ -492,13 +492,18 @@ async function measureFloor(
   systemUrl: string,
   seconds: number,
   log: (line: string) => void,
-): Promise<LoadResult> {
+): Promise<LoadResult & { cpuMs?: number }> {
   const floor = await startBaseline("moleculer-web");
   try {
     await floor.serve(await scenario.record(systemUrl));
+    const meter = cpuMeter([{ name: "floor", pid: () => floor.pid }]);
     const r = await scenario.measure({ url: floor.url, side: "baseline", round: 0, seconds });
-    log(`  8 floor: moleculer-web alone ${r.rps.toFixed(0)} req/s (p99 ${r.p99} ms, errors ${r.errors})`);
-    return r;
+    const cpuMs = meter.perRequest(r.requests).floor;
+    log(
+      `  8 floor: moleculer-web alone ${r.rps.toFixed(0)} req/s (p99 ${r.p99} ms, errors ${r.errors}` +
+        `${cpuMs === undefined ? "" : `, ${cpuMs.toFixed(3)} ms CPU a request`})`,
+    );
+    return { ...r, cpuMs };
   } finally {
     await floor.stop();
   }
@@ -523,7 +528,8 @@ async function measureMixed(
   const floor = await measureFloor(scenario, baseUrl, plan.seconds, log);
   outcome.notes.push(
     `moleculer-web alone (one action answering the recorded round read, nothing else): ` +
-      `${Math.round(floor.rps).toLocaleString("en")} req/s, p99 ${floor.p99} ms`,
+      `${Math.round(floor.rps).toLocaleString("en")} req/s, p99 ${floor.p99} ms` +
+      (floor.cpuMs === undefined ? "" : `, ${floor.cpuMs.toFixed(3)} ms CPU a request`),
     seedingNote(fixtures, plan),
   );
   return { outcome, routes: outcome.runs[0].system as MixedResult };
