@@ -1,26 +1,35 @@
 /**
- * `node -r ts-node/register/transpile-only bench/compaction-stall.ts [documents] [nedb|serialize]`: how
+ * `node -r ts-node/register/transpile-only bench/compaction-stall.ts [documents] [nedb|serialize|ahead]`: how
  * long one NeDB collection of `documents` (1,000,000) user-like documents, all live, holds its
  * operations while it is compacted through NeDB's documented `compactDatafileAsync`, and the longest the
  * event loop is blocked meanwhile. In a scratch folder, NeDB alone (`nedb`, the default: the figures of
  * docs/decisions/0108-no-compaction-of-large-files-while-running.md) or with the project's
- * `nedb-serialize` hook (`serialize`: docs/decisions/0113-compaction-lines-without-replacer.md).
+ * `nedb-serialize` hook (`serialize`: docs/decisions/0113-compaction-lines-without-replacer.md), or with
+ * that hook and the lines made ahead in slices by the group commit's compaction (`ahead`, as the store
+ * compacts: docs/decisions/0114-compaction-lines-made-ahead.md; the inserts are written before it is
+ * applied, and nothing is appended after).
  */
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import Datastore from "@seald-io/nedb";
 import { useHook } from "../shared/runtime/internals";
-import { nedbLibs, nedbSerializeHook } from "../shared/storage/nedb-internals";
+import {
+  nedbGroupCommitHook,
+  nedbLibs,
+  nedbSerializeHook,
+  type NedbPersistence,
+} from "../shared/storage/nedb-internals";
 
 const idOf = (i: number) => `u${String(i).padStart(23, "0")}`;
 
 async function main(): Promise<void> {
   const count = Number(process.argv[2] ?? 1_000_000);
   const serializer = process.argv[3] ?? "nedb";
-  if (serializer !== "nedb" && serializer !== "serialize")
-    throw new Error("nedb or serialize, not " + serializer);
-  if (serializer === "serialize" && !useHook(nedbSerializeHook, nedbLibs, { off: [] })) {
+  if (!["nedb", "serialize", "ahead"].includes(serializer)) {
+    throw new Error(`nedb, serialize or ahead, not ${serializer}`);
+  }
+  if (serializer !== "nedb" && !useHook(nedbSerializeHook, nedbLibs, { off: [] })) {
     throw new Error("the nedb-serialize hook could not be applied");
   }
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "compaction-stall-"));
@@ -44,6 +53,13 @@ async function main(): Promise<void> {
       await ds.insertAsync(docs);
     }
     const mb = fs.statSync(file).size / 2 ** 20;
+    if (serializer === "ahead") {
+      const persistence = (ds as unknown as { persistence: NedbPersistence }).persistence;
+      const appender = { append: () => undefined, beforeCompaction: () => undefined };
+      if (!useHook(nedbGroupCommitHook(appender), persistence, { off: [] })) {
+        throw new Error("the nedb-group-commit hook could not be applied");
+      }
+    }
 
     let longestBlock = 0;
     let last = performance.now();

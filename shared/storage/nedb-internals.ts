@@ -15,6 +15,7 @@
  */
 import type Datastore from "@seald-io/nedb";
 import {
+  isWrapped,
   missingFunctions,
   originalOf,
   unwrap,
@@ -25,6 +26,7 @@ import {
   type InternalsHook,
 } from "../runtime/internals";
 import { serializeLine, updateInPlace, type NedbIndex, type NedbModel } from "./nedb-fast-paths";
+import { lineOf, makeLinesAhead } from "./nedb-lines-ahead";
 
 const NEDB_VERSIONS = ">=4.1.0 <5.0.0";
 
@@ -92,7 +94,7 @@ export interface NedbPersistence {
   /** Compaction: memory written out as a new file. */
   persistCachedDatabaseAsync(): Promise<void>;
   /** Every index emptied, then filled with `docs`: how memory is rebuilt from the file. */
-  db: { _resetIndexes(docs?: unknown[]): void };
+  db: { _resetIndexes(docs?: unknown[]): void; getAllData(): object[] };
 }
 
 /** Where a datastore's appends go instead of NeDB's `fs.appendFile` (a NedbDataFile). */
@@ -137,7 +139,7 @@ export const nedbSerializeHook: InternalsHook<NedbLib> = {
   versions: NEDB_VERSIONS,
   check: (lib) => lineFormatMissing(lib.model),
   apply(lib) {
-    wrap(lib.model, "serialize", () => (doc: unknown) => serializeLine(doc));
+    wrap(lib.model, "serialize", () => (doc: unknown) => lineOf(doc));
   },
   remove(lib) {
     unwrap(lib.model, "serialize");
@@ -153,7 +155,7 @@ export function nedbGroupCommitHook(appender: Appender): InternalsHook<NedbPersi
     check(p) {
       const missing = [
         ...missingFunctions(p, "persistence", ["persistNewStateAsync", "persistCachedDatabaseAsync"]),
-        ...missingFunctions(p?.db, "persistence.db", ["_resetIndexes"]),
+        ...missingFunctions(p?.db, "persistence.db", ["_resetIndexes", "getAllData"]),
       ];
       if (typeof p?.filename !== "string") missing.push("persistence.filename");
       if (typeof p?.modes?.fileMode !== "number") missing.push("persistence.modes.fileMode");
@@ -168,7 +170,15 @@ export function nedbGroupCommitHook(appender: Appender): InternalsHook<NedbPersi
         (compact) =>
           async function (this: NedbPersistence): Promise<void> {
             appender.beforeCompaction();
-            await compact.call(this);
+            // Only the serialiser of nedb-serialize takes lines made ahead: without it, none are made.
+            const forget = isWrapped(nedbLibs.model.serialize)
+              ? await makeLinesAhead(this.db.getAllData())
+              : undefined;
+            try {
+              await compact.call(this);
+            } finally {
+              forget?.();
+            }
           },
       );
     },

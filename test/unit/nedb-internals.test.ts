@@ -9,6 +9,7 @@ import path from "node:path";
 import Datastore from "@seald-io/nedb";
 import { isWrapped, reasonNotToApply, removeHook, useHook } from "../../shared/runtime/internals";
 import { NedbStore } from "../../shared/storage";
+import * as linesAhead from "../../shared/storage/nedb-lines-ahead";
 import {
   nedbGroupCommitHook,
   nedbIndexUpdateHook,
@@ -76,6 +77,31 @@ describe("the NeDB hooks against the installed NeDB", () => {
       expect(fs.readFileSync(file, "utf8")).toBe(nedbOwn);
     } finally {
       removeHook(nedbSerializeHook, nedbLibs);
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("when the store compacts a collection with its hooks on, then the lines are made ahead of NeDB's loop, which takes every one, and the file reads back whole", async () => {
+    const dir = tmp();
+    const made = jest.spyOn(linesAhead, "makeLinesAhead");
+    try {
+      const store = new NedbStore(dir, { off: [] });
+      const rounds = store.collection<Doc & { at: Date }>("rounds");
+      const docs = Array.from({ length: 300 }, (_, i) => ({
+        _id: `r${String(i).padStart(3, "0")}`,
+        email: `${i}@x`,
+        n: i,
+        at: new Date(i),
+      }));
+      await rounds.insertMany(docs);
+      await store.close(); // compacts (as the load did, with nothing in it yet)
+      expect(made.mock.calls.map(([lines]) => lines.length)).toEqual([0, docs.length]);
+      expect(linesAhead.linesWaiting()).toBe(0);
+      const again = new NedbStore(dir, { off: ["all"] });
+      expect(await again.collection<Doc>("rounds").find({}, { sort: { _id: 1 } })).toEqual(docs);
+      await again.close();
+    } finally {
+      made.mockRestore();
       fs.rmSync(dir, { recursive: true, force: true });
     }
   });
