@@ -485,25 +485,26 @@ function seedingNote(fixtures: MixedFixtures, plan: MixedPlan): string {
 /**
  * The same requests against moleculer-web alone (bench/floor-server.ts: one action answering the
  * recorded round read, no authentication, storage or cache), as long as the baseline's run: the most a
- * gateway on moleculer-web can serve on this machine, whatever the system behind it does.
+ * gateway on moleculer-web can serve on this machine, whatever the system behind it does. Resolves to
+ * its figures, as the report's note gives them.
  */
 async function measureFloor(
   scenario: ReturnType<typeof mixedScenario>,
   systemUrl: string,
   seconds: number,
   log: (line: string) => void,
-): Promise<LoadResult & { cpuMs?: number }> {
+): Promise<string> {
   const floor = await startBaseline("moleculer-web");
   try {
     await floor.serve(await scenario.record(systemUrl));
     const meter = cpuMeter([{ name: "floor", pid: () => floor.pid }]);
     const r = await scenario.measure({ url: floor.url, side: "baseline", round: 0, seconds });
     const cpuMs = meter.perRequest(r.requests).floor;
-    log(
-      `  8 floor: moleculer-web alone ${r.rps.toFixed(0)} req/s (p99 ${r.p99} ms, errors ${r.errors}` +
-        `${cpuMs === undefined ? "" : `, ${cpuMs.toFixed(3)} ms CPU a request`})`,
-    );
-    return { ...r, cpuMs };
+    const figures =
+      `${Math.round(r.rps).toLocaleString("en")} req/s, p99 ${r.p99} ms, errors ${r.errors}` +
+      (cpuMs === undefined ? "" : `, ${cpuMs.toFixed(3)} ms CPU a request`);
+    log(`  8 floor: moleculer-web alone ${figures}`);
+    return figures;
   } finally {
     await floor.stop();
   }
@@ -527,9 +528,7 @@ async function measureMixed(
   });
   const floor = await measureFloor(scenario, baseUrl, plan.seconds, log);
   outcome.notes.push(
-    `moleculer-web alone (one action answering the recorded round read, nothing else): ` +
-      `${Math.round(floor.rps).toLocaleString("en")} req/s, p99 ${floor.p99} ms` +
-      (floor.cpuMs === undefined ? "" : `, ${floor.cpuMs.toFixed(3)} ms CPU a request`),
+    `moleculer-web alone (one action answering the recorded round read, nothing else): ${floor}`,
     seedingNote(fixtures, plan),
   );
   return { outcome, routes: outcome.runs[0].system as MixedResult };
