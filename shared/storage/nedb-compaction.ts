@@ -2,9 +2,10 @@
  * When the embedded store compacts a collection's file while running
  * (docs/decisions/0078-nedb-compaction-while-running.md). NeDB appends a line per insert, update and
  * delete, so a file grows with every write even when the data does not, and NeDB compacts only when it
- * loads (at start) unless asked. Every STORE_COMPACTION_INTERVAL_SECONDS each collection's file is
- * looked at (one `stat`), and compacted through NeDB's documented `compactDatafileAsync` once it has
- * grown to twice its size after the last compaction, and by at least COMPACTION_MIN_GROWTH: at most
+ * loads (at start) unless asked. Every STORE_COMPACTION_INTERVAL_SECONDS (the first time after a random
+ * part of it) each collection's file is looked at (one `stat`), and compacted through NeDB's documented
+ * `compactDatafileAsync` once it has grown to twice its size after the last compaction, and by at least
+ * COMPACTION_MIN_GROWTH: at most
  * half of the file is then dead lines, and rewriting the live half costs at most one byte written per
  * byte appended since. A compaction writes the whole file elsewhere before it replaces the old one, so
  * it is skipped while the file system has less room than twice the file. A file larger than
@@ -25,6 +26,10 @@ export const COMPACTION_MIN_GROWTH = 1024 * 1024;
 /** Whether a file of `size` bytes, `base` bytes after its last compaction, is due. */
 export const compactionDue = (size: number, base: number): boolean =>
   size >= 2 * base && size - base >= COMPACTION_MIN_GROWTH;
+
+/** When, within the first interval, a store first checks its files: at random, so stores out of step. */
+export const compactionPhase = (intervalMs: number, random: () => number = Math.random): number =>
+  Math.floor(random() * intervalMs);
 
 /** The size of `file`, or null when it cannot be read. */
 export function fileSize(file: string): number | null {

@@ -20,7 +20,7 @@ import {
 import { loadSetting } from "../config";
 import type { HookSettings } from "../runtime/internals";
 import type { StoreWriteError, StoreWriteReason } from "../errors";
-import { compactionDue, fileSize, roomToCompact } from "./nedb-compaction";
+import { compactionDue, compactionPhase, fileSize, roomToCompact } from "./nedb-compaction";
 import { NedbDataFile } from "./nedb-data-file";
 import { hookDatastore } from "./nedb-internals";
 import { fsWriteFailure, quietWatch, WriteHealth, type StoreWatch } from "./write-failures";
@@ -413,8 +413,14 @@ export class NedbStore implements Store {
     };
     if (dir) acquireLock(dir);
     if (dir && this.options.compactionIntervalMs > 0) {
+      // The first check after a random part of the interval: processes started together would otherwise
+      // compact at the same instants (docs/decisions/0115-compaction-checks-out-of-step.md).
+      const interval = this.options.compactionIntervalMs;
       const tick = () => void this.compactGrown();
-      this.compactionTimer = setInterval(tick, this.options.compactionIntervalMs).unref();
+      this.compactionTimer = setTimeout(() => {
+        tick();
+        if (!this.closed) this.compactionTimer = setInterval(tick, interval).unref();
+      }, compactionPhase(interval)).unref();
     }
   }
 
@@ -453,7 +459,7 @@ export class NedbStore implements Store {
 
   async close(): Promise<void> {
     this.closed = true;
-    if (this.compactionTimer) clearInterval(this.compactionTimer);
+    if (this.compactionTimer) clearTimeout(this.compactionTimer); // the first check's, or the interval's
     await this.compacting;
     if (this.dir) {
       // NeDB appends every change; compacting on close keeps the files as small as the data.

@@ -10,7 +10,7 @@ import os from "node:os";
 import path from "node:path";
 import Datastore from "@seald-io/nedb";
 import { NedbStore, type Compaction, type Collection } from "../../shared/storage";
-import { COMPACTION_MIN_GROWTH } from "../../shared/storage/nedb-compaction";
+import { COMPACTION_MIN_GROWTH, compactionPhase } from "../../shared/storage/nedb-compaction";
 
 interface Doc {
   _id: string;
@@ -177,6 +177,32 @@ describe("NeDB compaction on its interval", () => {
     } finally {
       await store.close();
     }
+  });
+
+  it("when a store opens with a long interval, then it first looks at its files after a random part of it, then once an interval", async () => {
+    // Math.random() 0.001 of the default 60 s: the first look about 60 ms after opening. Stores opened
+    // together (a cluster started at once) so look, and compact, at different instants (decision 0115).
+    const random = jest.spyOn(Math, "random").mockReturnValue(0.001);
+    const store = new NedbStore(freshDir(), { off: [] }, { compactionIntervalMs: 60_000 });
+    random.mockRestore();
+    const looks = jest.spyOn(store, "compactGrown");
+    try {
+      store.collection<Doc>("things");
+      const deadline = Date.now() + 10_000;
+      while (looks.mock.calls.length === 0 && Date.now() < deadline)
+        await new Promise((r) => setTimeout(r, 20));
+      expect(looks).toHaveBeenCalledTimes(1);
+      await new Promise((r) => setTimeout(r, 300));
+      expect(looks).toHaveBeenCalledTimes(1);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it("when the phase is drawn, then it is a whole number of milliseconds within the interval", () => {
+    expect(compactionPhase(60_000, () => 0)).toBe(0);
+    expect(compactionPhase(60_000, () => 0.5)).toBe(30_000);
+    expect(compactionPhase(60_000, () => 0.999_999_9)).toBe(59_999);
   });
 });
 
