@@ -5,12 +5,11 @@
  * loads (at start) unless asked. Every STORE_COMPACTION_INTERVAL_SECONDS (the first time after a random
  * part of it) each collection's file is looked at (one `stat`), and compacted through NeDB's documented
  * `compactDatafileAsync` once it has grown to twice its size after the last compaction, and by at least
- * COMPACTION_MIN_GROWTH: at most
- * half of the file is then dead lines, and rewriting the live half costs at most one byte written per
- * byte appended since. A compaction writes the whole file elsewhere before it replaces the old one, so
- * it is skipped while the file system has less room than twice the file. A file larger than
- * STORE_COMPACTION_MAX_MB is left to the next load or close: NeDB's compaction holds the collection, and
- * for a moment the whole process, for a time that grows with the data
+ * COMPACTION_MIN_GROWTH: at most half of the file is then dead lines, and rewriting the live half costs
+ * at most one byte written per byte appended since. A compaction writes the whole file elsewhere before
+ * it replaces the old one, so it is skipped while the file system has less room than twice the file. A
+ * file larger than STORE_COMPACTION_MAX_MB is left to the next load or close: NeDB's compaction holds
+ * the collection, and for a moment the whole process, for a time that grows with the data
  * (docs/decisions/0108-no-compaction-of-large-files-while-running.md).
  *
  * Not NeDB's `setAutocompactionInterval`: it compacts every file at every tick however little changed,
