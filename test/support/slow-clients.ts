@@ -131,34 +131,25 @@ export function slowHeaders(
 
 /**
  * How long a new connection waits to be answered while the test runs: every `everyMs` a fresh connection
- * asks `GET /health` and the time to its answer's first byte is recorded. Where the server listens on one
- * socket, that is mostly the time the connection waited in the port's accept queue, which no bound of
- * the server can see (decision 0072). `stop` resolves to every wait measured, in milliseconds.
+ * asks `GET /health` (and the server closes it once answered), and the time from its opening to its
+ * close is recorded. Where the server listens on one socket, that is mostly the time the connection
+ * waited in the port's accept queue, which no bound of the server can see (decision 0072). `stop`
+ * resolves to every wait measured, in milliseconds.
  */
 export function acceptWaits(baseUrl: string, everyMs: number): { stop(): Promise<number[]> } {
-  const { hostname, port } = new URL(baseUrl);
-  const waits: number[] = [];
-  const probes: Promise<void>[] = [];
+  const { host } = new URL(baseUrl);
+  const request = `GET /health HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`;
+  const probes: Promise<SlowOutcome>[] = [];
   const probe = () =>
-    new Promise<void>((resolve) => {
-      const startedAt = Date.now();
-      const socket = net.connect(Number(port), hostname);
-      socket.on("connect", () =>
-        socket.write(`GET /health HTTP/1.1\r\nHost: ${hostname}:${port}\r\nConnection: close\r\n\r\n`),
-      );
-      socket.once("data", () => {
-        waits.push(Date.now() - startedAt);
-        socket.destroy();
-      });
-      socket.on("error", () => undefined);
-      socket.on("close", () => resolve());
+    held(baseUrl, (socket, sent) => {
+      socket.write(request);
+      sent();
     });
   const timer = setInterval(() => probes.push(probe()), everyMs);
   return {
     async stop() {
       clearInterval(timer);
-      await Promise.all(probes);
-      return waits;
+      return (await Promise.all(probes)).map((o) => o.closedAt - o.openedAt);
     },
   };
 }
