@@ -4,7 +4,6 @@
  * with TRANSPORTER set the CLI joins the cluster as a node and calls the running services.
  */
 import fs from "node:fs";
-import mongoose from "mongoose";
 import type { ServiceBroker } from "moleculer";
 import { isEmbedded, loadConfig, type Config } from "../shared/config";
 import { call } from "../shared/contracts";
@@ -52,6 +51,7 @@ function need(flags: Record<string, string>, name: string): string {
 
 async function resetStore(config: Config): Promise<void> {
   if (config.mongoUri) {
+    const { default: mongoose } = await import("mongoose");
     const conn = await mongoose.createConnection(config.mongoUri).asPromise();
     await conn.dropDatabase();
     await conn.close();

@@ -3,9 +3,12 @@
  * CDN: these machines, and many deployments, have no internet), pointed at /openapi.json.
  */
 import path from "node:path";
-// swagger-ui-dist ships no types; this is the one function of it we use.
-// eslint-disable-next-line @typescript-eslint/no-require-imports
-const { getAbsoluteFSPath } = require("swagger-ui-dist") as { getAbsoluteFSPath(): string };
+/**
+ * The package's folder, where its README says the assets are. Its documented `getAbsoluteFSPath()`
+ * returns the same folder, but requiring the package runs Swagger UI's browser bundle in this process,
+ * which then keeps it in the heap for nothing (docs/decisions/0116-unused-modules-not-loaded.md).
+ */
+const assetFolder = path.dirname(require.resolve("swagger-ui-dist/package.json"));
 
 const assets = new Map<string, string>([
   ["swagger-ui.css", "text/css; charset=utf-8"],
@@ -16,7 +19,7 @@ const assets = new Map<string, string>([
 
 export function docsAsset(name: string): { file: string; type: string } | null {
   const type = assets.get(name);
-  return type ? { file: path.join(getAbsoluteFSPath(), name), type } : null;
+  return type ? { file: path.join(assetFolder, name), type } : null;
 }
 
 export const docsHtml = `<!doctype html>

@@ -1,17 +1,17 @@
 /**
  * Opens the store the configuration selects: MongoDB when MONGO_URI is set, else the embedded engine
  * (files under DATA_DIR, or memory). One store per broker, shared by the services of that process; each
- * service still touches only its own collections.
+ * service still touches only its own collections. The MongoDB engine (mongoose, its driver and BSON) is
+ * loaded only when MONGO_URI is set: a process on the embedded engine never uses it, and loaded it holds
+ * memory from start to end (docs/decisions/0116-unused-modules-not-loaded.md).
  */
 import path from "node:path";
 import type { Config } from "../config";
-import { MongoStore } from "./mongo";
 import { NedbStore } from "./nedb";
 import type { Store } from "./port";
 import type { StoreWatch } from "./write-failures";
 
 export * from "./port";
-export { MongoStore } from "./mongo";
 export { NedbStore } from "./nedb";
 export { quietWatch, type Compaction, type StoreWatch, type WriteFailure } from "./write-failures";
 
@@ -26,7 +26,10 @@ export async function openStore(config: Config, watch?: StoreWatch): Promise<Sto
     compactionIntervalMs: config.storeCompactionIntervalSeconds * 1000,
     compactionMaxBytes: config.storeCompactionMaxMb * 2 ** 20,
   };
-  if (config.mongoUri) return MongoStore.connect(config.mongoUri, options);
+  if (config.mongoUri) {
+    const { MongoStore } = await import("./mongo");
+    return MongoStore.connect(config.mongoUri, options);
+  }
   return new NedbStore(
     config.storeInMemory ? null : dbDir(config),
     { off: config.internalsHooksOff },

@@ -9,7 +9,8 @@ import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { MongoStore, NedbStore, type Collection, type Store } from "../../shared/storage";
+import { NedbStore, type Collection, type Store } from "../../shared/storage";
+import { MongoStore } from "../../shared/storage/mongo";
 import { dropDatabase, mongoForTests, withDatabase } from "../support/mongo";
 
 export interface EngineHandle {
