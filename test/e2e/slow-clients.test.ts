@@ -128,13 +128,14 @@ describe("slow clients", () => {
       await reads.stop();
       const waits = await accepts.stop();
       loopDelay.disable();
-      const acceptQueueMs = oneSocket ? Math.max(0, ...waits) : 0;
-      const latest = (values: number[]) => Math.max(...values);
+      const latest = (values: number[]) => Math.max(0, ...values);
+      const longestWait = latest(waits);
+      const acceptQueueMs = oneSocket ? longestWait : 0;
       process.stdout.write(
         `slow clients: latest cut past its bound: upload ${latest(stalled.filter((o) => o.status === 408).map((o) => o.closedAt - o.lastSentAt)) - httpBodyIdleTimeoutMs} ms, ` +
           `JSON body ${latest(stalledBodies.map((o) => o.closedAt - o.lastSentAt)) - httpBodyIdleTimeoutMs} ms, ` +
           `headers ${latest(slow.map((o) => o.ms)) - httpHeadersTimeoutMs} ms; ` +
-          `a new connection answered within ${Math.max(...waits)} ms (${waits.length} probes; ${oneSocket ? "one listening socket: allowed" : "many listening sockets: not allowed"}); ` +
+          `a new connection answered within ${longestWait} ms (${waits.length} probes; ${oneSocket ? "one listening socket: allowed" : "many listening sockets: not allowed"}); ` +
           `this process's event loop delay p99 ${(loopDelay.percentile(99) / 1e6).toFixed(0)} ms, max ${(loopDelay.max / 1e6).toFixed(0)} ms; ` +
           `heap ${(process.memoryUsage().heapUsed / 2 ** 20).toFixed(0)} MB\n`,
       );
