@@ -10,33 +10,44 @@ import { brokerOptions } from "./broker-options";
 import { bindConfig, type Config } from "../shared/config";
 import { closeStoreOf } from "../shared/storage";
 import { GracefulBroker } from "../shared/runtime/shutdown";
-import AuthService from "../services/auth.service";
-import GatewayService from "../services/gateway.service";
-import NotifierService from "../services/notifier.service";
-import RoundsService from "../services/rounds.service";
-import SettingsService from "../services/settings.service";
-import StoresService from "../services/stores.service";
-import UsersService from "../services/users.service";
 import { batchNatsWrites } from "../shared/runtime/nats-batching";
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- each schema has its own `this` type
 type AnyServiceSchema = ServiceSchema<any, any>;
 
-export const serviceSchemas: Record<string, AnyServiceSchema> = {
-  gateway: GatewayService,
-  auth: AuthService,
-  users: UsersService,
-  rounds: RoundsService,
-  stores: StoresService,
-  settings: SettingsService,
-  notifier: NotifierService,
+/**
+ * Each service's schema, its module loaded when first asked for: a process loads only the services it
+ * runs, and so not the packages only the others use (moleculer-web and busboy in the gateway,
+ * firebase-admin in the notifier; docs/decisions/0116-unused-modules-not-loaded.md).
+ */
+/* eslint-disable @typescript-eslint/no-require-imports -- a static import would load every service */
+const serviceModules: Record<string, () => AnyServiceSchema> = {
+  gateway: () =>
+    (require("../services/gateway.service") as typeof import("../services/gateway.service")).default,
+  auth: () => (require("../services/auth.service") as typeof import("../services/auth.service")).default,
+  users: () => (require("../services/users.service") as typeof import("../services/users.service")).default,
+  rounds: () =>
+    (require("../services/rounds.service") as typeof import("../services/rounds.service")).default,
+  stores: () =>
+    (require("../services/stores.service") as typeof import("../services/stores.service")).default,
+  settings: () =>
+    (require("../services/settings.service") as typeof import("../services/settings.service")).default,
+  notifier: () =>
+    (require("../services/notifier.service") as typeof import("../services/notifier.service")).default,
 };
+/* eslint-enable @typescript-eslint/no-require-imports */
+
+/** The services a process can run, by the names SERVICES uses. */
+export const serviceNames: readonly string[] = Object.keys(serviceModules);
+
+/** The schema of service `name` (one of `serviceNames`), loading its module on first use. */
+export const serviceSchema = (name: string): AnyServiceSchema => serviceModules[name]();
 
 export function createBroker(config: Config, services: string[] = config.services): ServiceBroker {
-  const unknown = services.filter((s) => !(s in serviceSchemas));
+  const unknown = services.filter((s) => !serviceNames.includes(s));
   if (unknown.length > 0) {
     throw new Error(
-      `Unknown service(s) in SERVICES: ${unknown.join(", ")}; known: ${Object.keys(serviceSchemas).join(", ")}`,
+      `Unknown service(s) in SERVICES: ${unknown.join(", ")}; known: ${serviceNames.join(", ")}`,
     );
   }
   const options = brokerOptions(config);
@@ -51,6 +62,6 @@ export function createBroker(config: Config, services: string[] = config.service
     batchNatsWrites(config.internalsHooksOff, (m) => broker.getLogger("internals").warn(m));
   }
   bindConfig(broker, config);
-  for (const name of services) broker.createService(serviceSchemas[name] as ServiceSchema);
+  for (const name of services) broker.createService(serviceSchema(name) as ServiceSchema);
   return broker;
 }

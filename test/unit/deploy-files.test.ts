@@ -8,13 +8,13 @@ import fs from "node:fs";
 import path from "node:path";
 import { parse, parseAllDocuments } from "yaml";
 import { configSchema } from "../../shared/config";
-import { serviceSchemas } from "../../app/broker";
+import { serviceNames } from "../../app/broker";
 import { DEPLOYED, heapBoundMb, PROCESS_KINDS, type ProcessKind } from "../support/deployed";
 
 const root = path.resolve(__dirname, "../..");
 const read = (f: string) => fs.readFileSync(path.join(root, f), "utf8");
 const knownEnv = new Set([...Object.values(configSchema).map((e) => e.env), "NODE_OPTIONS"]);
-const knownServices = new Set(Object.keys(serviceSchemas));
+const knownServices = new Set(serviceNames);
 const infra = new Set(["nats", "redis", "mongo"]);
 const observability = new Set(["prometheus", "grafana"]);
 /** Memory a Node process needs beyond its heap: code, buffers, native libraries (docs/decisions/0084). */

@@ -4,7 +4,7 @@
  * retried refresh would look like token reuse and revoke the family; a retried chunk would corrupt a
  * picture. These actions must opt out.
  */
-import { serviceSchemas } from "../../app/broker";
+import { serviceSchema } from "../../app/broker";
 
 const notIdempotent = [
   "auth.refresh",
@@ -24,7 +24,7 @@ const notIdempotent = [
 
 const actionOf = (name: string) => {
   const [service, action] = name.split(".");
-  return (serviceSchemas[service].actions as Record<string, any>)[action];
+  return (serviceSchema(service).actions as Record<string, any>)[action];
 };
 
 describe("retry policy", () => {
