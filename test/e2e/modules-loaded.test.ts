@@ -5,7 +5,7 @@
  * package only the others use (docs/decisions/0116-unused-modules-not-loaded.md).
  */
 import { spawnSync } from "node:child_process";
-import { root } from "../support/processes";
+import { childEnv, root } from "../support/processes";
 
 /** Packages a process holds only when it runs what uses them. */
 const WATCHED = /node_modules\/(mongoose|mongodb|bson|swagger-ui-dist|moleculer-web|busboy|firebase-admin)\//;
@@ -37,11 +37,9 @@ process.exit(0);
 `;
 
 function runChild<T>(script: string, env: Record<string, string> = {}): T {
-  const base = { ...process.env };
-  for (const name of ["MONGO_URI", "TRANSPORTER", "CACHER", "SERVICES"]) delete base[name];
   const res = spawnSync(process.execPath, ["-r", "ts-node/register/transpile-only", "-e", script], {
     cwd: root,
-    env: { ...base, STORE_IN_MEMORY: "true", PORT: "0", LOG_LEVEL: "warn", ...env },
+    env: childEnv({ STORE_IN_MEMORY: "true", PORT: "0", LOG_LEVEL: "warn", ...env }),
     encoding: "utf8",
     timeout: 60_000,
   });
