@@ -510,6 +510,14 @@ async function measureFloor(
   }
 }
 
+/**
+ * How long an embedded server holding case 8's data may take to answer after it is started: it reads
+ * every collection's file first, longer the more users there are. A minute at least, half a minute
+ * more per 100,000 users.
+ */
+export const embeddedStartTimeoutMs = (sizes: MixedSizes): number =>
+  Math.max(60_000, (sizes.users / 100_000) * 30_000);
+
 /** One run of the mix against a seeded system, with the baseline's run and the framework's floor beside it. */
 async function measureMixed(
   baseUrl: string,
@@ -548,10 +556,9 @@ export async function runMixedEmbedded(
     `embedded 8: creating ${plan.sizes.users.toLocaleString("en")} users and ` +
       `${plan.sizes.rounds.toLocaleString("en")} rounds`,
   );
-  // The server reads every collection's file before it answers, longer the more users there are: a
-  // minute at least, half a minute more per 100,000 users.
-  const startTimeoutMs = Math.max(60_000, (plan.sizes.users / 100_000) * 30_000);
-  const system = await startEmbedded((broker) => seedMixed(broker, plan.sizes, log), { startTimeoutMs });
+  const system = await startEmbedded((broker) => seedMixed(broker, plan.sizes, log), {
+    startTimeoutMs: embeddedStartTimeoutMs(plan.sizes),
+  });
   try {
     log(`embedded 8: ready after ${((Date.now() - t0) / 1000).toFixed(1)} s`);
     return await measureMixed(system.baseUrl, system.fixtures, plan, baseline, log, system.watched);

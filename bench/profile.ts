@@ -16,7 +16,15 @@ import { monotonicMicros, summariseProfile, type Window } from "./cpuprofile";
 import { createFixtures, type FixtureSizes } from "./fixtures";
 import { planFor, scenarioFactories } from "./http";
 import { build, flag, machineHeader, onProductionNode, root, tmpDir, type Row } from "./lib";
-import { CONNECTIONS, MIX, mixedScenario, parseMix, seedMixed, type MixedSizes } from "./mixed";
+import {
+  CONNECTIONS,
+  embeddedStartTimeoutMs,
+  MIX,
+  mixedScenario,
+  parseMix,
+  seedMixed,
+  type MixedSizes,
+} from "./mixed";
 import type { LoadResult } from "./load";
 import type { Scenario } from "./scenarios/scenario";
 import { startDistributed, startEmbedded, type Seeder, type System, type Topology } from "./systems";
@@ -91,6 +99,7 @@ async function main(): Promise<void> {
       ? startEmbedded(seed, {
           nodeArgs: [...nodeArgsOf(nodeOptions, "embedded"), ...profArgs("embedded")],
           stopSignal: "SIGINT",
+          ...(key === "8" && { startTimeoutMs: embeddedStartTimeoutMs(mixedSizes) }),
         })
       : startDistributed(seed, {
           nodeArgs: {
