@@ -4,7 +4,7 @@
  * summarised by the median of its rounds.
  */
 import type { Baseline } from "./baseline";
-import { cpuMeter, type CpuPerRequest, type Watched } from "./cpu";
+import { cpuMeter, machineMeter, type CpuPerRequest, type MachineShare, type Watched } from "./cpu";
 import type { LoadResult } from "./load";
 import type { Scenario } from "./scenarios/scenario";
 
@@ -20,7 +20,14 @@ export interface ScenarioOutcome {
   scenario: Scenario;
   system: Summary;
   baseline: Summary;
-  runs: { baseline: LoadResult; system: LoadResult; note?: string; cpu?: CpuPerRequest }[];
+  runs: {
+    baseline: LoadResult;
+    system: LoadResult;
+    note?: string;
+    cpu?: CpuPerRequest;
+    /** The load generator's and the idle cores during the system's run. */
+    machine?: MachineShare;
+  }[];
   notes: string[];
   /** Each server process's CPU ms per request served, the median of the rounds. */
   cpu?: CpuPerRequest;
@@ -53,10 +60,12 @@ export async function alternate(
     await baseline.serve(recorded);
     const a = await scenario.measure({ url: baseline.url, side: "baseline", round, seconds: opts.seconds });
     const meter = cpuMeter(opts.watched ?? []);
+    const machine = machineMeter();
     const b = await scenario.measure({ url: systemUrl, side: "system", round, seconds: opts.seconds });
     const cpu = meter.perRequest(b.requests);
+    const share = machine.share();
     const note = scenario.verify ? await scenario.verify(systemUrl, round, b) : undefined;
-    runs.push({ baseline: a, system: b, note, cpu });
+    runs.push({ baseline: a, system: b, note, cpu, ...(share && { machine: share }) });
     opts.log(
       `  ${scenario.key} round ${round + 1}/${opts.rounds}: baseline ${a.rps.toFixed(0)} req/s, ` +
         `system ${b.rps.toFixed(0)} req/s (p99 ${b.p99} ms, errors ${b.errors})${note ? `; ${note}` : ""}`,

@@ -49,6 +49,49 @@ export function cpuMeter(watched: Watched[]): { perRequest(requests: number): Cp
   };
 }
 
+/**
+ * What else the machine did during a run, in cores: the load generator (autocannon runs in this
+ * process) and the time no core had work. It tells a server bound by its own thread (cores left idle)
+ * from a machine with no core to spare.
+ */
+export interface MachineShare {
+  loadGenerator: number;
+  idle: number;
+}
+
+/** Starts a reading; `share()` gives the load generator's cores and the idle cores since. */
+export function machineMeter(): { share(): MachineShare | undefined } {
+  const started = performance.now();
+  const cpu = process.cpuUsage();
+  const idle = idleMillis();
+  return {
+    share() {
+      const seconds = (performance.now() - started) / 1000;
+      const idleNow = idleMillis();
+      if (idle === undefined || idleNow === undefined || seconds <= 0) return undefined;
+      const used = process.cpuUsage(cpu);
+      return {
+        loadGenerator: (used.user + used.system) / 1e6 / seconds,
+        idle: (idleNow - idle) / 1000 / seconds,
+      };
+    },
+  };
+}
+
+/** Idle and I/O-wait time of all cores together in ms (the first line of /proc/stat), or undefined. */
+function idleMillis(): number | undefined {
+  try {
+    const fields = fs.readFileSync("/proc/stat", "utf8").split("\n", 1)[0].trim().split(/\s+/);
+    return ((Number(fields[4]) + Number(fields[5])) * 1000) / TICKS_PER_SECOND;
+  } catch {
+    return undefined;
+  }
+}
+
+/** "load generator 0.38 cores, idle 0.52 cores". */
+export const formatMachineShare = (m: MachineShare): string =>
+  `load generator ${m.loadGenerator.toFixed(2)} cores, idle ${m.idle.toFixed(2)} cores`;
+
 /** "gateway 0.052 · rounds 0.031": each process's CPU ms per request, costliest first, and the sum. */
 export function formatCpu(cpu: CpuPerRequest | undefined): string {
   const entries = Object.entries(cpu ?? {}).sort((a, b) => b[1] - a[1]);

@@ -1,4 +1,5 @@
-import { cpuMeter, cpuMillisOf, formatCpu } from "../../bench/cpu";
+import { cpuMeter, cpuMillisOf, formatCpu, formatMachineShare, machineMeter } from "../../bench/cpu";
+import os from "node:os";
 
 /** Burns about `ms` of CPU on this thread. */
 function spin(ms: number): void {
@@ -30,6 +31,21 @@ describe("bench CPU per request", () => {
     const cpu = meter.perRequest(10);
     expect(Object.keys(cpu)).toEqual(["same"]);
     expect(cpu.same).toBeGreaterThanOrEqual(0);
+  });
+
+  it("when this process spins, then the machine reading counts it as the load generator's, and busy and idle fit the machine", () => {
+    const meter = machineMeter();
+    spin(300);
+    const share = meter.share();
+    expect(share).toBeDefined();
+    // How much of the wall-clock time the spin got depends on what else runs; only that it counted.
+    expect(share!.loadGenerator).toBeGreaterThan(0);
+    expect(share!.idle).toBeGreaterThanOrEqual(0);
+    // No more idle and busy than there are cores, give or take /proc's ticks of 10 ms.
+    expect(share!.loadGenerator + share!.idle).toBeLessThanOrEqual(os.cpus().length + 0.25);
+    expect(formatMachineShare({ loadGenerator: 0.384, idle: 0.5 })).toBe(
+      "load generator 0.38 cores, idle 0.50 cores",
+    );
   });
 
   it("when several processes were measured, then the costliest comes first with the sum", () => {
