@@ -60,7 +60,7 @@ export async function alternate(
     await baseline.serve(recorded);
     const a = await scenario.measure({ url: baseline.url, side: "baseline", round, seconds: opts.seconds });
     const meter = cpuMeter(opts.watched ?? []);
-    const machine = machineMeter();
+    const machine = machineMeter(opts.watched ?? []);
     const b = await scenario.measure({ url: systemUrl, side: "system", round, seconds: opts.seconds });
     const cpu = meter.perRequest(b.requests);
     const share = machine.share();

@@ -52,30 +52,59 @@ export function cpuMeter(watched: Watched[]): { perRequest(requests: number): Cp
 /**
  * What else the machine did during a run, in cores: the load generator (autocannon runs in this
  * process) and the time no core had work. It tells a server bound by its own thread (cores left idle)
- * from a machine with no core to spare.
+ * from a machine with no core to spare. `waiting` tells how much that costs each process: the share of
+ * the run its main thread (the event loop) was ready to run and waited for a core, during which every
+ * request it holds waits too.
  */
 export interface MachineShare {
   loadGenerator: number;
   idle: number;
+  waiting?: Record<string, number>;
 }
 
-/** Starts a reading; `share()` gives the load generator's cores and the idle cores since. */
-export function machineMeter(): { share(): MachineShare | undefined } {
+/** The load generator's name in `waiting`. */
+export const LOAD_GENERATOR = "load generator";
+
+/** Starts a reading; `share()` gives the load generator's cores, the idle cores and the waits since. */
+export function machineMeter(watched: Watched[] = []): { share(): MachineShare | undefined } {
   const started = performance.now();
   const cpu = process.cpuUsage();
   const idle = idleMillis();
+  const threads = [...watched, { name: LOAD_GENERATOR, pid: () => process.pid }].map((w) => {
+    const pid = w.pid();
+    return { w, pid, ms: pid === undefined ? undefined : runQueueMillisOf(pid) };
+  });
   return {
     share() {
       const seconds = (performance.now() - started) / 1000;
       const idleNow = idleMillis();
       if (idle === undefined || idleNow === undefined || seconds <= 0) return undefined;
       const used = process.cpuUsage(cpu);
+      const waiting: Record<string, number> = {};
+      for (const { w, pid, ms } of threads) {
+        const now = pid === undefined || w.pid() !== pid ? undefined : runQueueMillisOf(pid);
+        if (ms !== undefined && now !== undefined) waiting[w.name] = (now - ms) / 1000 / seconds;
+      }
       return {
         loadGenerator: (used.user + used.system) / 1e6 / seconds,
         idle: (idleNow - idle) / 1000 / seconds,
+        ...(Object.keys(waiting).length > 0 && { waiting }),
       };
     },
   };
+}
+
+/**
+ * Time in ms the process's main thread has spent ready to run but waiting for a core (the second field
+ * of /proc/<pid>/schedstat, in ns), or undefined when the kernel does not keep it.
+ */
+export function runQueueMillisOf(pid: number): number | undefined {
+  try {
+    const waited = Number(fs.readFileSync(`/proc/${pid}/schedstat`, "utf8").split(" ")[1]);
+    return Number.isFinite(waited) ? waited / 1e6 : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** Idle and I/O-wait time of all cores together in ms (the first line of /proc/stat), or undefined. */
@@ -88,9 +117,16 @@ function idleMillis(): number | undefined {
   }
 }
 
-/** "load generator 0.38 cores, idle 0.52 cores". */
-export const formatMachineShare = (m: MachineShare): string =>
-  `load generator ${m.loadGenerator.toFixed(2)} cores, idle ${m.idle.toFixed(2)} cores`;
+/**
+ * "load generator 0.38 cores, idle 0.52 cores; waiting for a core: gateway 21% · load generator 9%",
+ * the waits as shares of the run, longest first.
+ */
+export function formatMachineShare(m: MachineShare): string {
+  const cores = `load generator ${m.loadGenerator.toFixed(2)} cores, idle ${m.idle.toFixed(2)} cores`;
+  const waits = Object.entries(m.waiting ?? {}).sort((a, b) => b[1] - a[1]);
+  if (waits.length === 0) return cores;
+  return `${cores}; waiting for a core: ${waits.map(([n, s]) => `${n} ${(s * 100).toFixed(0)}%`).join(" · ")}`;
+}
 
 /** "gateway 0.052 · rounds 0.031": each process's CPU ms per request, costliest first, and the sum. */
 export function formatCpu(cpu: CpuPerRequest | undefined): string {

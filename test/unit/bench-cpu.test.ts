@@ -1,4 +1,12 @@
-import { cpuMeter, cpuMillisOf, formatCpu, formatMachineShare, machineMeter } from "../../bench/cpu";
+import {
+  cpuMeter,
+  cpuMillisOf,
+  formatCpu,
+  formatMachineShare,
+  LOAD_GENERATOR,
+  machineMeter,
+  runQueueMillisOf,
+} from "../../bench/cpu";
 import os from "node:os";
 
 /** Burns about `ms` of CPU on this thread. */
@@ -46,6 +54,26 @@ describe("bench CPU per request", () => {
     expect(formatMachineShare({ loadGenerator: 0.384, idle: 0.5 })).toBe(
       "load generator 0.38 cores, idle 0.50 cores",
     );
+  });
+
+  it("when processes are watched, then the reading gives each one's wait for a core as a share of the run", () => {
+    const gone = 2 ** 22 + 12_345;
+    expect(runQueueMillisOf(gone)).toBeUndefined();
+    expect(runQueueMillisOf(process.pid)).toBeGreaterThanOrEqual(0);
+    const meter = machineMeter([
+      { name: "server", pid: () => process.pid },
+      { name: "gone", pid: () => gone },
+    ]);
+    spin(200);
+    const waiting = meter.share()!.waiting!;
+    // A process that is gone is left out rather than guessed; the load generator is always read.
+    expect(Object.keys(waiting).sort()).toEqual([LOAD_GENERATOR, "server"]);
+    // How long this thread waited depends on what else runs; only that it is a share of the run.
+    expect(waiting.server).toBeGreaterThanOrEqual(0);
+    expect(waiting.server).toBeLessThanOrEqual(1.05);
+    expect(
+      formatMachineShare({ loadGenerator: 0.3, idle: 0.1, waiting: { rounds: 0.094, gateway: 0.21 } }),
+    ).toBe("load generator 0.30 cores, idle 0.10 cores; waiting for a core: gateway 21% · rounds 9%");
   });
 
   it("when several processes were measured, then the costliest comes first with the sum", () => {
