@@ -23,6 +23,11 @@ export interface SweeperOptions {
 
 export class Sweeper {
   private timer: NodeJS.Timeout | null = null;
+  /**
+   * The first sweep's timer. A stop clears it too: pending, it would keep the sweeper, its tasks and the
+   * stores they hold reachable until it fires (a minute for the outbox's), after the broker has stopped.
+   */
+  private firstTimer: NodeJS.Timeout | null = null;
   private running: Promise<Record<string, number>> | null = null;
   private stopped = false;
 
@@ -35,7 +40,7 @@ export class Sweeper {
     this.stopped = false;
     const tick = () => void this.sweep();
     this.timer = setInterval(tick, this.opts.intervalMs).unref();
-    setTimeout(tick, this.opts.firstDelayMs ?? 0).unref();
+    this.firstTimer = setTimeout(tick, this.opts.firstDelayMs ?? 0).unref();
   }
 
   /** Runs a sweep now (or waits for the one running); resolves to what each task removed. */
@@ -52,7 +57,9 @@ export class Sweeper {
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearInterval(this.timer);
+    if (this.firstTimer) clearTimeout(this.firstTimer);
     this.timer = null;
+    this.firstTimer = null;
     await this.running;
   }
 

@@ -70,4 +70,24 @@ describe("Sweeper", () => {
     expect(runs).toBe(1);
     await expect(sweeper.sweep()).resolves.toEqual({});
   });
+
+  it("when it is stopped before its first sweep, then no timer is left to keep it and its stores in memory", async () => {
+    jest.useFakeTimers();
+    try {
+      let runs = 0;
+      const sweeper = new Sweeper([{ name: "t", run: async () => (runs++, 0) }], {
+        intervalMs: 60_000,
+        firstDelayMs: 60_000,
+        warn: () => undefined,
+      });
+      sweeper.start();
+      expect(jest.getTimerCount()).toBe(2);
+      await sweeper.stop();
+      expect(jest.getTimerCount()).toBe(0);
+      jest.advanceTimersByTime(120_000);
+      expect(runs).toBe(0);
+    } finally {
+      jest.useRealTimers();
+    }
+  });
 });
