@@ -25,12 +25,14 @@ export interface ScenarioOutcome {
     system: LoadResult;
     note?: string;
     cpu?: CpuPerRequest;
-    /** The load generator's and the idle cores during the system's run. */
+    /** The load generator's and the idle cores during the system's run, and the waits for a core. */
     machine?: MachineShare;
   }[];
   notes: string[];
   /** Each server process's CPU ms per request served, the median of the rounds. */
   cpu?: CpuPerRequest;
+  /** What else the machine did during the system's runs, the median of the rounds. */
+  machine?: MachineShare;
 }
 
 export const median = (xs: number[]): number => {
@@ -78,11 +80,23 @@ export async function alternate(
     runs,
     notes: runs.flatMap((r) => (r.note ? [r.note] : [])),
     cpu: medianCpu(runs.map((r) => r.cpu ?? {})),
+    machine: medianShare(runs.flatMap((r) => (r.machine ? [r.machine] : []))),
   };
 }
 
-/** Per process, the median of the rounds' CPU ms per request. */
-function medianCpu(rounds: CpuPerRequest[]): CpuPerRequest {
+/** Per figure, the median of the rounds' machine readings; undefined when none was read. */
+function medianShare(shares: MachineShare[]): MachineShare | undefined {
+  if (shares.length === 0) return undefined;
+  const waiting = medianCpu(shares.map((s) => s.waiting ?? {}));
+  return {
+    loadGenerator: median(shares.map((s) => s.loadGenerator)),
+    idle: median(shares.map((s) => s.idle)),
+    ...(Object.keys(waiting).length > 0 && { waiting }),
+  };
+}
+
+/** Per process, the median of the rounds' figures (CPU ms per request, or share of a run waited). */
+function medianCpu(rounds: Record<string, number>[]): Record<string, number> {
   const names = [...new Set(rounds.flatMap((r) => Object.keys(r)))];
   return Object.fromEntries(
     names.map((n) => [n, median(rounds.flatMap((r) => (r[n] === undefined ? [] : [r[n]])))]),

@@ -21,7 +21,7 @@ import type { Row } from "./lib";
 import { load, type LoadResult } from "./load";
 import { bearer, type Scenario } from "./scenarios/scenario";
 import { startCluster } from "../test/support/cluster";
-import { cpuMeter, formatMachineShare, type Watched } from "./cpu";
+import { cpuMeter, type Watched } from "./cpu";
 import { clusterWatched, startEmbedded } from "./systems";
 import { zipf } from "./zipf";
 
@@ -535,9 +535,7 @@ async function measureMixed(
     watched,
   });
   const floor = await measureFloor(scenario, baseUrl, plan.seconds, log);
-  const machine = outcome.runs[0].machine;
   outcome.notes.push(
-    ...(machine ? [`during the system's run: ${formatMachineShare(machine)}`] : []),
     `moleculer-web alone (one action answering the recorded round read, nothing else): ${floor}`,
     seedingNote(fixtures, plan),
   );

@@ -2,7 +2,7 @@
  * The report: one table of every case (1–5 measured against the baseline, 6 and 7 from their own
  * benches), with the targets of the issue beside the numbers. Targets are reported, never asserted.
  */
-import { formatCpu } from "./cpu";
+import { formatCpu, formatMachineShare } from "./cpu";
 import type { ScenarioOutcome } from "./ab";
 import type { TopologyOutcome } from "./http";
 import type { Row } from "./lib";
@@ -43,13 +43,20 @@ const TARGETS: Record<string, Partial<Record<Topology, Target>>> = {
   "8": { embedded: rate(12_000, "req", 50), distributed: rate(6000, "req", 100) },
 };
 
-/** Identical notes of several rounds once, with how many rounds said so. */
+/**
+ * Identical notes of several rounds once, with how many rounds said so; then what else the machine did
+ * during the system's runs (medians of the rounds).
+ */
 function notesOf(o: ScenarioOutcome): string {
   const counts = new Map<string, number>();
   for (const n of o.notes) counts.set(n, (counts.get(n) ?? 0) + 1);
-  return [...counts.entries()]
-    .map(([n, k]) => (o.runs.length > 1 ? `${n} (${k} of ${o.runs.length} rounds)` : n))
-    .join("; ");
+  const rounds = o.runs.length;
+  const notes = [...counts.entries()].map(([n, k]) => (rounds > 1 ? `${n} (${k} of ${rounds} rounds)` : n));
+  if (o.machine) {
+    const during = rounds > 1 ? `during the system's runs (medians of ${rounds})` : "during the system's run";
+    notes.unshift(`${during}: ${formatMachineShare(o.machine)}`);
+  }
+  return notes.join("; ");
 }
 
 export function httpRows(results: TopologyOutcome[]): Row[] {
