@@ -23,7 +23,7 @@ import {
 import type { AuthMeta } from "../shared/contracts/common";
 import { RoundMemberJoinedEvent } from "../shared/contracts/rounds";
 import { ConflictError, NotAuthenticatedError, NotFoundError } from "../shared/errors";
-import { cleanCache, noRetry, serviceStore } from "../shared/runtime";
+import { cachedWhen, cleanCache, noRetry, serviceStore } from "../shared/runtime";
 import { Channels, factChannel, factHandler } from "../shared/runtime/channels";
 import { valueAnswer, type StreamAnswerMeta } from "../shared/runtime/list-answer";
 import { toFriends, toPayment } from "./users/lists";
@@ -55,13 +55,18 @@ const UsersServiceSchema: ServiceSchema<Record<string, never>, UsersService> = {
     profiles: {
       visibility: "public",
       params: ProfilesParams,
-      cache: { keys: ["ids"] },
       async handler(
         this: UsersService,
         ctx: Context<ParamsOf<"users.profiles">>,
       ): Promise<ResultOf<"users.profiles">> {
-        const docs = await this.repo.findByIds([...new Set(ctx.params.ids)]);
-        return Object.fromEntries(docs.map((d) => [d._id, toProfile(d)]));
+        const ids = [...new Set(ctx.params.ids)];
+        // Kept only when every user was found: a sign-up then has no cached miss to clean.
+        return cachedWhen(
+          this,
+          { name: "users.profiles", params: ctx.params, keys: ["ids"] },
+          async () => Object.fromEntries((await this.repo.findByIds(ids)).map((d) => [d._id, toProfile(d)])),
+          (profiles) => ids.every((id) => id in profiles),
+        );
       },
     },
 
@@ -97,7 +102,8 @@ const UsersServiceSchema: ServiceSchema<Record<string, never>, UsersService> = {
       ): Promise<ResultOf<"users.create">> {
         const doc = await this.repo.create(ctx.params, new Date());
         if (!doc) throw new ConflictError("A user with this id or phone already exists");
-        await cleanCache(this, `users.status:${doc._id}`, "users.profiles:**");
+        // No profiles answer holds this user yet, nor a miss of them (the profiles action keeps none).
+        await cleanCache(this, `users.status:${doc._id}`);
         return toProfile(doc);
       },
     },

@@ -27,6 +27,28 @@ export async function cleanCache(service: Service, ...patterns: string[]): Promi
 }
 
 /**
+ * An action's answer from the cache, under the key Moleculer's action cache would give it (`keys` of
+ * `params`), or `load`'s, kept only when `keep` says so. For lookups of many ids: an answer that
+ * misses an id is not kept, so creating that id later needs no clean-up of every key that may hold
+ * the miss (a scan of all of Redis, `cleanCache`). Without a cacher, `load` answers every time.
+ */
+export async function cachedWhen<T>(
+  service: Service,
+  action: { name: string; params: object; keys: string[] },
+  load: () => Promise<T>,
+  keep: (answer: T) => boolean,
+): Promise<T> {
+  const cacher = service.broker.cacher;
+  if (!cacher) return load();
+  const key = cacher.getCacheKey(action.name, action.params, {}, action.keys);
+  const kept = (await cacher.get(key)) as T | null | undefined;
+  if (kept !== null && kept !== undefined) return kept;
+  const answer = await load();
+  if (keep(answer)) await cacher.set(key, answer);
+  return answer;
+}
+
+/**
  * For actions that are not idempotent (they create something, or append): a caller must never repeat
  * them on its own after a timeout, when the first call may well have done its work.
  */
