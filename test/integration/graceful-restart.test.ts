@@ -91,7 +91,7 @@ maybe("a service process restarted with SIGTERM under load", () => {
         `  sent in the gap (signal → rounds ready again): ${gap.length} (${byStatus(gap)})`,
         `  sent after rounds was back: ${after.length} (${byStatus(after)})`,
         `  stop ${exitedAt - signalAt} ms (exit code ${exitCode}), start ${backAt - exitedAt} ms, first read served again ${firstOkAfter - signalAt} ms after the signal, full service ${fullAt - signalAt} ms after the signal`,
-        `  slowest read ${Math.max(...outcomes.map((o) => o.ms))} ms`,
+        `  slowest read ${outcomes.reduce((max, o) => Math.max(max, o.ms), 0)} ms`,
         "",
       ].join("\n"),
     );

@@ -144,6 +144,6 @@ export async function readsAcrossKill(
   const { outcomes } = reads;
   const failed = outcomes.filter((o) => o.status !== 200);
   const slow = outcomes.filter((o) => o.status !== 200 || o.ms > 1000);
-  const fullServiceAt = Math.max(killedAt, ...slow.map((o) => o.sentAt + o.ms));
+  const fullServiceAt = slow.reduce((at, o) => Math.max(at, o.sentAt + o.ms), killedAt);
   return { outcomes, failed, slow, killedAt, fullServiceAt };
 }
