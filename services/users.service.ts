@@ -23,7 +23,7 @@ import {
 import type { AuthMeta } from "../shared/contracts/common";
 import { RoundMemberJoinedEvent } from "../shared/contracts/rounds";
 import { ConflictError, NotAuthenticatedError, NotFoundError } from "../shared/errors";
-import { cachedWhen, cleanCache, noRetry, serviceStore } from "../shared/runtime";
+import { cached, cleanCache, noRetry, serviceStore } from "../shared/runtime";
 import { Channels, factChannel, factHandler } from "../shared/runtime/channels";
 import { valueAnswer, type StreamAnswerMeta } from "../shared/runtime/list-answer";
 import { toFriends, toPayment } from "./users/lists";
@@ -36,7 +36,6 @@ interface UsersService extends Service {
   payments: PaymentsRepository;
   devices: DevicesRepository;
   listsChanged(userIds: string[]): Promise<void>;
-  cachedList<T>(key: string, load: () => Promise<T[]>): Promise<T[]>;
 }
 
 type ListContext = Context<unknown, AuthMeta & StreamAnswerMeta>;
@@ -60,10 +59,11 @@ const UsersServiceSchema: ServiceSchema<Record<string, never>, UsersService> = {
         ctx: Context<ParamsOf<"users.profiles">>,
       ): Promise<ResultOf<"users.profiles">> {
         const ids = [...new Set(ctx.params.ids)];
-        // Kept only when every user was found: a sign-up then has no cached miss to clean.
-        return cachedWhen(
+        // Under the action cache's key; kept only when every user was found, so that a sign-up has no
+        // cached miss to clean.
+        return cached(
           this,
-          { name: "users.profiles", params: ctx.params, keys: ["ids"] },
+          this.broker.cacher?.getCacheKey("users.profiles", ctx.params, {}, ["ids"]),
           async () => Object.fromEntries((await this.repo.findByIds(ids)).map((d) => [d._id, toProfile(d)])),
           (profiles) => ids.every((id) => id in profiles),
         );
@@ -135,7 +135,7 @@ const UsersServiceSchema: ServiceSchema<Record<string, never>, UsersService> = {
     friends: {
       async handler(this: UsersService, ctx: ListContext) {
         const id = callerId(ctx);
-        const list = await this.cachedList(`users.friends:${id}`, async () =>
+        const list = await cached(this, `users.friends:${id}`, async () =>
           toFriends(await this.repo.findByIds(await this.repo.friendIds(id))),
         );
         return valueAnswer(ctx, "users.friends", list);
@@ -146,7 +146,7 @@ const UsersServiceSchema: ServiceSchema<Record<string, never>, UsersService> = {
     payments: {
       async handler(this: UsersService, ctx: ListContext) {
         const id = callerId(ctx);
-        const list = await this.cachedList(`users.payments:${id}`, async () =>
+        const list = await cached(this, `users.payments:${id}`, async () =>
           (await this.payments.listByUser(id)).map(toPayment),
         );
         return valueAnswer(ctx, "users.payments", list);
@@ -235,19 +235,6 @@ const UsersServiceSchema: ServiceSchema<Record<string, never>, UsersService> = {
   },
 
   methods: {
-    /**
-     * A caller's list from the cacher, else loaded and kept there, under the key an action cache of
-     * `#user.id` would use (the clean-ups name it). Kept as the list, whatever the answer's form.
-     */
-    async cachedList<T>(this: UsersService, key: string, load: () => Promise<T[]>): Promise<T[]> {
-      const cacher = this.broker.cacher;
-      const cached = cacher ? ((await cacher.get(key)) as T[] | null) : null;
-      if (cached) return cached;
-      const list = await load();
-      if (cacher) await cacher.set(key, list);
-      return list;
-    },
-
     /**
      * Tells every gateway to drop the answers it keeps for these users' lists (a cache notice; the
      * change itself is stored). A lost notice costs at most the gateway's RESPONSE_CACHE_MS.

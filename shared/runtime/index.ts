@@ -27,20 +27,19 @@ export async function cleanCache(service: Service, ...patterns: string[]): Promi
 }
 
 /**
- * An action's answer from the cache, under the key Moleculer's action cache would give it (`keys` of
- * `params`), or `load`'s, kept only when `keep` says so. For lookups of many ids: an answer that
- * misses an id is not kept, so creating that id later needs no clean-up of every key that may hold
- * the miss (a scan of all of Redis, `cleanCache`). Without a cacher, `load` answers every time.
+ * The answer kept under `key` in the broker's cacher, else `load`'s, kept there when `keep` says so
+ * (always, by default). `key` is undefined when the broker has no cacher; `load` then answers every
+ * time. A `keep` that refuses an answer missing an id means creating that id later needs no clean-up
+ * of every key that may hold the miss (a scan of all of Redis, `cleanCache`).
  */
-export async function cachedWhen<T>(
+export async function cached<T>(
   service: Service,
-  action: { name: string; params: object; keys: string[] },
+  key: string | undefined,
   load: () => Promise<T>,
-  keep: (answer: T) => boolean,
+  keep: (answer: T) => boolean = () => true,
 ): Promise<T> {
   const cacher = service.broker.cacher;
-  if (!cacher) return load();
-  const key = cacher.getCacheKey(action.name, action.params, {}, action.keys);
+  if (!cacher || key === undefined) return load();
   const kept = (await cacher.get(key)) as T | null | undefined;
   if (kept !== null && kept !== undefined) return kept;
   const answer = await load();

@@ -1,6 +1,6 @@
 /**
  * users.profiles keeps an answer only when it found every user asked for, so that a sign-up has no
- * cached miss to clean: cleaning one means a scan of every key on Redis (shared/runtime cachedWhen).
+ * cached miss to clean: cleaning one means a scan of every key on Redis (`cached` in shared/runtime).
  */
 import { randomUUID } from "node:crypto";
 import { call } from "../../shared/contracts";
