@@ -30,21 +30,35 @@ export function cpuMillisOf(pid: number): number | undefined {
 
 export type CpuPerRequest = Record<string, number>;
 
-/** Starts a reading; `perRequest(n)` gives each process's CPU ms per request over the n served since. */
-export function cpuMeter(watched: Watched[]): { perRequest(requests: number): CpuPerRequest } {
+/**
+ * Starts reading `read` (ms) of each watched process; `since()` gives how much each one's grew. A
+ * process that could not be read, or was restarted since (another pid), is left out rather than guessed.
+ */
+function perProcess(
+  watched: Watched[],
+  read: (pid: number) => number | undefined,
+): () => Record<string, number> {
   const start = watched.map((w) => {
     const pid = w.pid();
-    return { w, pid, ms: pid === undefined ? undefined : cpuMillisOf(pid) };
+    return { w, pid, ms: pid === undefined ? undefined : read(pid) };
   });
+  return () => {
+    const grown: Record<string, number> = {};
+    for (const { w, pid, ms } of start) {
+      const now = pid === undefined || w.pid() !== pid ? undefined : read(pid);
+      if (ms !== undefined && now !== undefined) grown[w.name] = now - ms;
+    }
+    return grown;
+  };
+}
+
+/** Starts a reading; `perRequest(n)` gives each process's CPU ms per request over the n served since. */
+export function cpuMeter(watched: Watched[]): { perRequest(requests: number): CpuPerRequest } {
+  const spent = perProcess(watched, cpuMillisOf);
   return {
     perRequest(requests) {
-      const out: CpuPerRequest = {};
-      for (const { w, pid, ms } of start) {
-        const now = pid === undefined || w.pid() !== pid ? undefined : cpuMillisOf(pid);
-        if (ms === undefined || now === undefined || requests <= 0) continue;
-        out[w.name] = (now - ms) / requests;
-      }
-      return out;
+      if (requests <= 0) return {};
+      return Object.fromEntries(Object.entries(spent()).map(([name, ms]) => [name, ms / requests]));
     },
   };
 }
@@ -70,21 +84,16 @@ export function machineMeter(watched: Watched[] = []): { share(): MachineShare |
   const started = performance.now();
   const cpu = process.cpuUsage();
   const idle = idleMillis();
-  const threads = [...watched, { name: LOAD_GENERATOR, pid: () => process.pid }].map((w) => {
-    const pid = w.pid();
-    return { w, pid, ms: pid === undefined ? undefined : runQueueMillisOf(pid) };
-  });
+  const waited = perProcess([...watched, { name: LOAD_GENERATOR, pid: () => process.pid }], runQueueMillisOf);
   return {
     share() {
       const seconds = (performance.now() - started) / 1000;
       const idleNow = idleMillis();
       if (idle === undefined || idleNow === undefined || seconds <= 0) return undefined;
       const used = process.cpuUsage(cpu);
-      const waiting: Record<string, number> = {};
-      for (const { w, pid, ms } of threads) {
-        const now = pid === undefined || w.pid() !== pid ? undefined : runQueueMillisOf(pid);
-        if (ms !== undefined && now !== undefined) waiting[w.name] = (now - ms) / 1000 / seconds;
-      }
+      const waiting = Object.fromEntries(
+        Object.entries(waited()).map(([name, ms]) => [name, ms / 1000 / seconds]),
+      );
       return {
         loadGenerator: (used.user + used.system) / 1e6 / seconds,
         idle: (idleNow - idle) / 1000 / seconds,
