@@ -7,6 +7,7 @@
  */
 import type { Context, Service, ServiceSchema } from "moleculer";
 import { ReadinessMixin } from "../shared/runtime/readiness";
+import { chunkPassed, useUploadScavenge } from "../shared/runtime/upload-scavenge";
 import path from "node:path";
 import type { Readable } from "node:stream";
 import { call, type ParamsOf, type ResultOf } from "../shared/contracts";
@@ -184,11 +185,9 @@ const StoresServiceSchema: ServiceSchema<Record<string, never>, StoresService> =
       retryPolicy: noRetry,
       visibility: "public",
       async handler(this: StoresService, ctx: Context<{ staged_id: string; chunk: unknown }>) {
-        await this.blobs.append(
-          String(ctx.params.staged_id),
-          toBuffer(ctx.params.chunk),
-          this.config.pictureMaxBytes,
-        );
+        const chunk = toBuffer(ctx.params.chunk);
+        await this.blobs.append(String(ctx.params.staged_id), chunk, this.config.pictureMaxBytes);
+        chunkPassed(chunk.length);
         return true;
       },
     },
@@ -280,6 +279,8 @@ const StoresServiceSchema: ServiceSchema<Record<string, never>, StoresService> =
 
   created(this: StoresService) {
     this.config = serviceConfig(this);
+    // The chunks it writes are freed as they pass (shared/runtime/upload-scavenge).
+    useUploadScavenge({ off: this.config.internalsHooksOff, warn: (message) => this.logger.warn(message) });
   },
 
   async started(this: StoresService) {

@@ -5,6 +5,7 @@
  */
 import type { Readable } from "node:stream";
 import type { StagedPicture } from "../../shared/contracts/stores";
+import { chunkPassed } from "../../shared/runtime/upload-scavenge";
 
 export interface ChunkTarget {
   begin(): Promise<{ staged_id: string; node_id: string }>;
@@ -29,11 +30,15 @@ export async function sendInChunks(
       pendingBytes += piece.length;
       if (pendingBytes >= chunkBytes) {
         await target.chunk(id, node, Buffer.concat(pending, pendingBytes));
+        chunkPassed(pendingBytes);
         pending = [];
         pendingBytes = 0;
       }
     }
-    if (pendingBytes > 0) await target.chunk(id, node, Buffer.concat(pending, pendingBytes));
+    if (pendingBytes > 0) {
+      await target.chunk(id, node, Buffer.concat(pending, pendingBytes));
+      chunkPassed(pendingBytes);
+    }
     return await target.end(id, node);
   } catch (err) {
     await target.discard(id, node).catch(() => undefined);

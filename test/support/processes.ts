@@ -53,6 +53,14 @@ export async function stopProcess(child: ChildProcess | null, signal: NodeJS.Sig
   await exited;
 }
 
+/**
+ * Sets a process's peak resident memory (VmHWM) to its resident memory now (Linux 4.0+, proc(5)), so
+ * that the peak read later is of what happened since, not of its start.
+ */
+export function resetPeakRss(pid: number): void {
+  fs.writeFileSync(`/proc/${pid}/clear_refs`, "5");
+}
+
 /** Resident and peak resident memory of a process, in bytes (Linux /proc). */
 export function memoryOf(pid: number): { rss: number; peak: number } {
   const status = fs.readFileSync(`/proc/${pid}/status`, "utf8");

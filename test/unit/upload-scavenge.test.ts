@@ -1,0 +1,80 @@
+import { spawnSync } from "node:child_process";
+import { inRange, reasonNotToApply } from "../../shared/runtime/internals";
+import {
+  SCAVENGE_EVERY_BYTES,
+  chunkPassed,
+  uploadScavengeHook,
+  useUploadScavenge,
+} from "../../shared/runtime/upload-scavenge";
+
+const MB = 1024 * 1024;
+
+afterEach(() => uploadScavengeHook.remove({}));
+
+describe("freeing an upload's chunks as they pass", () => {
+  it("when the process was started without --expose-gc, then the hook stays off and one warning says why", () => {
+    const warnings: string[] = [];
+    const settings = { off: [], warn: (m: string) => warnings.push(m) };
+    expect(useUploadScavenge(settings, {})).toBe(false);
+    expect(useUploadScavenge(settings, {})).toBe(false);
+    expect(warnings).toEqual([expect.stringMatching(/'upload-scavenge' not applied .*--expose-gc/)]);
+    expect(() => chunkPassed(SCAVENGE_EVERY_BYTES)).not.toThrow();
+  });
+
+  it("when INTERNALS_HOOKS_OFF names it, then gc is never asked for", () => {
+    const gc = jest.fn();
+    expect(useUploadScavenge({ off: ["upload-scavenge"], warn: () => undefined }, { gc })).toBe(false);
+    chunkPassed(2 * SCAVENGE_EVERY_BYTES);
+    expect(gc).not.toHaveBeenCalled();
+  });
+
+  it("when chunks pass, then a young-generation collection is asked for at each SCAVENGE_EVERY_BYTES of them", () => {
+    const gc = jest.fn();
+    expect(useUploadScavenge({ off: [], warn: () => undefined }, { gc })).toBe(true);
+    const chunk = SCAVENGE_EVERY_BYTES / 16;
+    for (let i = 0; i < 16 * 3 - 1; i++) chunkPassed(chunk);
+    expect(gc).toHaveBeenCalledTimes(2);
+    expect(gc).toHaveBeenCalledWith({ type: "minor" });
+    chunkPassed(chunk);
+    expect(gc).toHaveBeenCalledTimes(3);
+  });
+});
+
+/**
+ * What the hook relies on that Node does not document: V8's gc function, given { type: "minor" }, runs
+ * a scavenge (not a full collection), and a scavenge frees young Buffers nothing refers to any more.
+ */
+describe("the upload-scavenge hook against the installed Node", () => {
+  it("when Node is one it was written for, then it applies where gc is exposed", () => {
+    expect(inRange(process.versions.node, uploadScavengeHook.versions)).toBe(true);
+    expect(reasonNotToApply(uploadScavengeHook, { gc: () => undefined }, [])).toBeNull();
+  });
+
+  it("when gc({ type: 'minor' }) is called with unreferenced chunks in memory, then one scavenge frees them", () => {
+    const script = `
+      const { PerformanceObserver, constants } = require("node:perf_hooks");
+      const kinds = [];
+      new PerformanceObserver((list) => list.getEntries().forEach((e) => kinds.push(e.detail.kind)))
+        .observe({ entryTypes: ["gc"] });
+      let chunks = [];
+      for (let i = 0; i < 40; i++) chunks.push(Buffer.concat([Buffer.alloc(${MB / 8}), Buffer.alloc(${MB / 8})]));
+      chunks = null;
+      const before = process.memoryUsage().arrayBuffers;
+      gc({ type: "minor" });
+      // V8 releases the memory of swept Buffers on a helper thread, just after the scavenge.
+      const started = Date.now();
+      const report = () => {
+        const after = process.memoryUsage().arrayBuffers;
+        if (after >= ${MB} && Date.now() - started < 5000) return void setTimeout(report, 20);
+        console.log(JSON.stringify({ before, after, kinds, minor: constants.NODE_PERFORMANCE_GC_MINOR }));
+      };
+      setTimeout(report, 20);
+    `;
+    const run = spawnSync(process.execPath, ["--expose-gc", "-e", script], { encoding: "utf8" });
+    expect(run.stderr).toBe("");
+    const out = JSON.parse(run.stdout) as { before: number; after: number; kinds: number[]; minor: number };
+    expect(out.before).toBeGreaterThanOrEqual(10 * MB);
+    expect(out.after).toBeLessThan(MB);
+    expect(out.kinds).toEqual([out.minor]);
+  });
+});
