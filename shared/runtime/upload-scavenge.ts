@@ -3,11 +3,11 @@
  *
  * A chunk is a Buffer whose memory lives outside V8's heap, and the few JavaScript objects each chunk
  * makes fill the young generation so slowly that no scavenge runs during an upload. V8 then frees the
- * chunks only when the memory it tracks outside its heap has grown by its soft limit (64 MB) since the
- * last full collection, so a gateway with a large heap cap grew by about 64 MB for any picture
- * (docs/decisions/0119-upload-chunks-scavenged.md). A scavenge, which frees young Buffers no longer
- * referenced, every SCAVENGE_EVERY_BYTES of chunks keeps that growth to a few chunks' worth, for a
- * young-generation collection of a millisecond or so.
+ * chunks only when the memory it tracks outside its heap has grown by its soft limit (V8's 64 MB) since
+ * the last full collection, so a gateway with a large heap cap grew by about that much for any picture.
+ * A scavenge, which frees young Buffers no longer referenced, every SCAVENGE_EVERY_BYTES of chunks keeps
+ * the growth to a few chunks' worth, at the cost of a young-generation collection (the figures:
+ * docs/decisions/0119-upload-chunks-scavenged.md).
  *
  * Asking for a scavenge needs Node's `gc` function (`--expose-gc`, set in the gateway's and the stores'
  * NODE_OPTIONS and by `npm start`) and V8's `{ type: "minor" }` option to it, which Node does not
