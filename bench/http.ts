@@ -62,6 +62,8 @@ export function planFor(quick: boolean, only: string[]): HttpPlan {
 export interface TopologyOutcome {
   topology: Topology;
   outcomes: ScenarioOutcome[];
+  /** The Node it ran on, when not the one the report names (bench/machine-node.ts). */
+  node?: string;
 }
 
 /** Cases 1–5 by key, over fixtures of these sizes. */

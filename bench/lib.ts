@@ -97,6 +97,9 @@ export function flag(name: string): string | undefined {
   return args[i].includes("=") ? args[i].split("=")[1] : args[i + 1];
 }
 
+/** Where onProductionNode says which Node started the bench (bench/machine-node.ts). */
+export const MACHINE_NODE_VARIABLE = "BENCH_MACHINE_NODE";
+
 /** Production's Node, where `bash .ci/node24/install` puts it. */
 export const productionNode = path.join(
   root,
@@ -124,7 +127,8 @@ export function onProductionNode(): void {
   }
   const res = spawnSync(productionNode, [...process.execArgv, ...process.argv.slice(1)], {
     stdio: "inherit",
-    env: { ...process.env, BENCH_NODE: "machine" },
+    // Case 3 runs on this Node too (bench/machine-node.ts).
+    env: { ...process.env, BENCH_NODE: "machine", [MACHINE_NODE_VARIABLE]: process.execPath },
   });
   process.exit(res.status ?? 1);
 }

@@ -59,14 +59,18 @@ function notesOf(o: ScenarioOutcome): string {
   return notes.join("; ");
 }
 
+/** The topology column: the topology, and the Node when not the one the report names. */
+const topologyLabel = ({ topology, node }: Pick<TopologyOutcome, "topology" | "node">): string =>
+  node ? `${topology}, Node ${node}` : topology;
+
 export function httpRows(results: TopologyOutcome[]): Row[] {
-  return results.flatMap(({ topology, outcomes }) =>
+  return results.flatMap(({ topology, outcomes, node }) =>
     outcomes.map((o) => {
       const ratio = o.system.rps / o.baseline.rps;
       const target = TARGETS[o.scenario.key]?.[topology];
       return {
         case: `${o.scenario.key}. ${o.scenario.title}`,
-        topology,
+        topology: topologyLabel({ topology, node }),
         conns: o.scenario.connections,
         "req/s": fixed(o.system.rps),
         "p50 ms": o.system.p50,
@@ -148,12 +152,12 @@ export function multicastRows(rows: Row[]): Row[] {
 
 /** Every run of every scenario, for the JSON and for whoever wants to see the spread of the rounds. */
 export function runRows(results: TopologyOutcome[]): Row[] {
-  return results.flatMap(({ topology, outcomes }) =>
+  return results.flatMap(({ topology, outcomes, node }) =>
     outcomes.flatMap((o) =>
       o.runs.flatMap((run, i) =>
         (["baseline", "system"] as const).map((side) => ({
           case: o.scenario.key,
-          topology,
+          topology: topologyLabel({ topology, node }),
           round: i + 1,
           side,
           requests: run[side].requests,

@@ -1,6 +1,8 @@
 import type { ScenarioOutcome } from "../../bench/ab";
 import type { LoadResult } from "../../bench/load";
-import { httpRows } from "../../bench/report";
+import { MACHINE_NODE_VARIABLE } from "../../bench/lib";
+import { otherMachineNode } from "../../bench/machine-node";
+import { httpRows, runRows } from "../../bench/report";
 
 const load: LoadResult = {
   requests: 100,
@@ -52,5 +54,31 @@ describe("bench report notes", () => {
   it("when the machine was not read, then the notes are the rounds' own", () => {
     const [row] = httpRows([{ topology: "embedded", outcomes: [outcome(3, { notes: ["exact"] })] }]);
     expect(row.notes).toBe("exact (1 of 3 rounds)");
+  });
+});
+
+describe("a case run on another Node", () => {
+  it("when an outcome names the Node it ran on, then its rows say so beside the topology", () => {
+    const rows = httpRows([
+      { topology: "embedded", outcomes: [outcome(1, {})] },
+      { topology: "embedded", outcomes: [outcome(1, {})], node: "v20.20.2" },
+    ]);
+    expect(rows.map((r) => r.topology)).toEqual(["embedded", "embedded, Node v20.20.2"]);
+    expect(runRows([{ topology: "embedded", outcomes: [outcome(2, {})], node: "v20.20.2" }])).toEqual(
+      expect.arrayContaining([expect.objectContaining({ topology: "embedded, Node v20.20.2", round: 2 })]),
+    );
+  });
+
+  it("when the bench was started by this very Node, or by no other, then nothing runs again elsewhere", () => {
+    const saved = process.env[MACHINE_NODE_VARIABLE];
+    try {
+      delete process.env[MACHINE_NODE_VARIABLE];
+      expect(otherMachineNode()).toBeNull();
+      process.env[MACHINE_NODE_VARIABLE] = process.execPath;
+      expect(otherMachineNode()).toBeNull();
+    } finally {
+      if (saved === undefined) delete process.env[MACHINE_NODE_VARIABLE];
+      else process.env[MACHINE_NODE_VARIABLE] = saved;
+    }
   });
 });
