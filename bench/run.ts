@@ -11,6 +11,7 @@
  * case 8 for N minutes (10) against the embedded system, memory and store size every minute
  * (bench/soak.ts).
  */
+import fs from "node:fs";
 import { startBaseline } from "./baseline";
 import { ratioChart, type ChartBar } from "./chart";
 import { HTTP_KEYS, planFor, runHttpBench, type TopologyOutcome } from "./http";
@@ -41,7 +42,6 @@ import type { System, Topology } from "./systems";
 import { runUploadBench } from "./upload";
 import { runSoak } from "./soak";
 import { describeNodeOptions, parseNodeOptions } from "./node-options";
-import fs from "node:fs";
 import { binary } from "../test/support/brokers";
 import { OUTCOME_FILE_FLAG, case3OnMachineNode, otherMachineNode } from "./machine-node";
 
@@ -194,7 +194,8 @@ async function main(): Promise<void> {
     fs.writeFileSync(outcomeFile, JSON.stringify(http));
     return;
   }
-  const onMachineNode = alsoOnMachineNode ? case3OnMachineNode(alsoOnMachineNode, quick, log) : null;
+  // Cases 1–5 and 8 as reported: this Node's, then case 3 on the machine's Node.
+  const reported = alsoOnMachineNode ? [...http, case3OnMachineNode(alsoOnMachineNode, quick, log)] : http;
   // Quick runs (CI) only prove the bench still works; their numbers are not kept.
   const upload: Row[] = wants("6") ? await runUploadBench(quick) : [];
   const multicast: Row[] = wants("7") ? await runMulticastBench(quick, topologies()) : [];
@@ -202,11 +203,7 @@ async function main(): Promise<void> {
   const sections: Section[] = [
     {
       title: "All cases",
-      rows: [
-        ...httpRows([...http, ...(onMachineNode ? [onMachineNode] : [])]),
-        ...uploadRows(upload),
-        ...multicastRows(multicast),
-      ],
+      rows: [...httpRows(reported), ...uploadRows(upload), ...multicastRows(multicast)],
     },
   ];
   if (mixed.size > 0)
@@ -217,7 +214,7 @@ async function main(): Promise<void> {
   if (http.length > 0)
     sections.push({
       title: "Every run of cases 1–5 and 8",
-      rows: runRows([...http, ...(onMachineNode ? [onMachineNode] : [])]),
+      rows: runRows(reported),
     });
   if (upload.length > 0) sections.push({ title: "6. Upload", rows: upload });
   if (multicast.length > 0) sections.push({ title: "7. Multicast", rows: multicast });
@@ -229,7 +226,7 @@ async function main(): Promise<void> {
   process.stdout.write(`${writeResults("bench", header, sections, !quick, extras)}\n`);
 
   const failures: string[] = [];
-  for (const { topology, outcomes } of [...http, ...(onMachineNode ? [onMachineNode] : [])]) {
+  for (const { topology, outcomes } of reported) {
     for (const o of outcomes) {
       const what = `${topology} case ${o.scenario.key}`;
       if (o.system.requests === 0 || o.baseline.requests === 0) failures.push(`${what} sent no request`);

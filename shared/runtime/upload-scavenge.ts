@@ -16,10 +16,9 @@
  */
 import { useHook, type HookSettings, type InternalsHook } from "./internals";
 
-/** Bytes of chunks between two scavenges. */
+/** Bytes of chunks between two scavenges (one process running both services counts each chunk twice). */
 export const SCAVENGE_EVERY_BYTES = 4 * 1024 * 1024;
 
-type GcOptions = { type: "minor" | "major"; execution?: "sync" | "async" };
 export interface WithGc {
   gc?: unknown;
 }
@@ -34,7 +33,7 @@ export const uploadScavengeHook: InternalsHook<WithGc> = {
   check: (target) =>
     typeof target.gc === "function" ? [] : ["the gc function (the process was started without --expose-gc)"],
   apply(target) {
-    const gc = target.gc as (options: GcOptions) => void;
+    const gc = target.gc as (options: { type: "minor" }) => void;
     minorGc = () => gc({ type: "minor" });
   },
   remove() {
