@@ -8,7 +8,7 @@ import path from "node:path";
 // Building, a clean environment and memory readings too.
 import { bin, childEnv, root } from "../test/support/processes";
 export { freePort } from "../test/support/brokers";
-export { bin, buildDist as build, memoryOf, resetPeakRss, root } from "../test/support/processes";
+export { bin, buildDist as build, memoryOf, peakGrowthFrom, root } from "../test/support/processes";
 
 export function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   return childEnv({ LOG_LEVEL: "warn", NODE_ENV: "development", ...extra });

@@ -16,7 +16,7 @@ import type { ChildProcess } from "node:child_process";
 import { binary, startNatsServer } from "../test/support/brokers";
 import { asDeployed } from "../test/support/deployed";
 import { SAME_PROCESS } from "./report";
-import { bin, cleanEnv, freePort, memoryOf, resetPeakRss, root, startNode, tmpDir, waitFor } from "./lib";
+import { bin, cleanEnv, freePort, peakGrowthFrom, root, startNode, tmpDir, waitFor } from "./lib";
 import { spawnSync } from "node:child_process";
 import { median } from "./ab";
 
@@ -96,10 +96,9 @@ async function measure(
   await new Promise((r) => setTimeout(r, 500));
   const pids = { gateway: procs.gateway.pid as number, stores: procs.stores.pid as number };
   // Each peak read after the upload is then of the upload, not of the process's start.
-  new Set([pids.gateway, pids.stores]).forEach(resetPeakRss);
-  const before = { gateway: memoryOf(pids.gateway).rss, stores: memoryOf(pids.stores).rss };
+  const gatewayGrowth = peakGrowthFrom(pids.gateway);
+  const storesGrowth = pids.stores === pids.gateway ? null : peakGrowthFrom(pids.stores);
   const res = await upload(port, manifest, bytes);
-  const after = { gateway: memoryOf(pids.gateway).peak, stores: memoryOf(pids.stores).peak };
   const row: Record<string, string | number> = {
     topology: label,
     picture_mb: bytes / MB,
@@ -107,9 +106,8 @@ async function measure(
     seconds: (res.ms / 1000).toFixed(2),
     mb_per_s: (bytes / MB / (res.ms / 1000)).toFixed(1),
   };
-  row.gateway_peak_growth_mb = ((after.gateway - before.gateway) / MB).toFixed(1);
-  row.stores_peak_growth_mb =
-    pids.stores === pids.gateway ? SAME_PROCESS : ((after.stores - before.stores) / MB).toFixed(1);
+  row.gateway_peak_growth_mb = (gatewayGrowth() / MB).toFixed(1);
+  row.stores_peak_growth_mb = storesGrowth ? (storesGrowth() / MB).toFixed(1) : SAME_PROCESS;
   row.target = "≤ 32 MB growth per process";
   return row;
 }

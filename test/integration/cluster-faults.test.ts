@@ -10,7 +10,7 @@ import { call } from "../../shared/contracts";
 import { seed, type DemoManifest } from "../../shared/ops/seed";
 import { requireBinary } from "../support/brokers";
 import { startCluster, type Cluster } from "../support/cluster";
-import { memoryOf, resetPeakRss } from "../support/processes";
+import { peakGrowthFrom } from "../support/processes";
 import { startFakeFcm, type FakeFcm } from "../support/fake-fcm";
 import { deployedProcessEnv } from "../support/deployed";
 import {
@@ -29,8 +29,6 @@ const maybe = run ? describe : describe.skip;
 const MB = 1024 * 1024;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const TOKENS = 1500;
-
-/** Peak resident memory of a process since it started, in bytes. */
 
 async function waitForJob(baseUrl: string, key: string, id: string, timeoutMs: number): Promise<any> {
   const deadline = Date.now() + timeoutMs;
@@ -89,8 +87,7 @@ maybe("a multipart upload in the cluster", () => {
   it("when a 96 MB picture is posted to the gateway process, then it streams to the stores process: stored there, never held whole by the gateway", async () => {
     const gateway = cluster.processes.get("gateway")!;
     const stores = cluster.processes.get("stores")!;
-    resetPeakRss(gateway.child!.pid!);
-    const before = memoryOf(gateway.child!.pid!).rss;
+    const growth = peakGrowthFrom(gateway.child!.pid!);
     const picture = pngBytes(96 * MB);
     const res = await fetch(`${cluster.baseUrl}/stores/${manifest.stores.alice_store}/events`, {
       method: "POST",
@@ -105,7 +102,7 @@ maybe("a multipart upload in the cluster", () => {
     // The gateway's peak memory grew by far less than the picture: it passed chunks on as they came.
     // It does with the upload-scavenge hook forced off too, at V8's own pace; what each grows by is in
     // docs/decisions/0119-upload-chunks-scavenged.md.
-    expect(memoryOf(gateway.child!.pid!).peak - before).toBeLessThan(48 * MB);
+    expect(growth()).toBeLessThan(48 * MB);
   }, 60_000);
 });
 

@@ -54,11 +54,14 @@ export async function stopProcess(child: ChildProcess | null, signal: NodeJS.Sig
 }
 
 /**
- * Sets a process's peak resident memory (VmHWM) to its resident memory now (Linux 4.0+, proc(5)), so
- * that the peak read later is of what happened since, not of its start.
+ * How far a process's resident memory peaks from now on: sets its peak (VmHWM) to its resident memory
+ * now (Linux 4.0+, proc(5)), so that the peak read later is of what happened since, not of its start.
+ * The reader gives the growth in bytes.
  */
-export function resetPeakRss(pid: number): void {
+export function peakGrowthFrom(pid: number): () => number {
   fs.writeFileSync(`/proc/${pid}/clear_refs`, "5");
+  const before = memoryOf(pid).rss;
+  return () => memoryOf(pid).peak - before;
 }
 
 /** Resident and peak resident memory of a process, in bytes (Linux /proc). */
