@@ -19,15 +19,16 @@ import { SAME_PROCESS } from "./report";
 import { bin, cleanEnv, freePort, peakGrowthFrom, root, startNode, tmpDir, waitFor } from "./lib";
 import { spawnSync } from "node:child_process";
 import { median } from "./ab";
+import type { DemoManifest } from "../shared/ops/seed";
 
-const MB = 1024 * 1024;
+export const MB = 1024 * 1024;
 
-interface Manifest {
-  users: { alice: { access_token: string } };
-  stores: { alice_store: number };
-}
-
-function upload(port: number, manifest: Manifest, bytes: number): Promise<{ status: number; ms: number }> {
+/** Sends a picture of `bytes` as a new event of alice's store; resolves with the answer's status. */
+export function upload(
+  port: number,
+  manifest: DemoManifest,
+  bytes: number,
+): Promise<{ status: number; ms: number }> {
   const boundary = "----bench-boundary";
   const start = new Date(Date.now() + 86400_000).toISOString();
   const fields = {
@@ -87,10 +88,7 @@ const stop = (p: ChildProcess) =>
 const health = (port: number) => () => fetch(`http://127.0.0.1:${port}/health`).then((r) => r.status === 200);
 
 async function measure(
-  label: string,
-  port: number,
-  manifest: Manifest,
-  procs: { gateway: ChildProcess; stores: ChildProcess },
+  { label, port, manifest, procs }: UploadSystem,
   bytes: number,
 ): Promise<Record<string, string | number>> {
   await new Promise((r) => setTimeout(r, 500));
@@ -138,7 +136,7 @@ export async function runUploadBench(quick: boolean): Promise<Sample[]> {
   const bytes = Number(process.env.BENCH_UPLOAD_MB ?? (quick ? 5 : 50)) * MB;
   const times = quick ? 1 : 3;
   const embedded: Sample[] = [];
-  for (let i = 0; i < times; i++) embedded.push(await embeddedSample(bytes));
+  for (let i = 0; i < times; i++) embedded.push(await sample(startEmbeddedUploads, bytes));
   const rows = [medianRow(embedded)];
   if (!binary("nats-server")) {
     rows.push({
@@ -149,38 +147,68 @@ export async function runUploadBench(quick: boolean): Promise<Sample[]> {
     return rows;
   }
   const distributed: Sample[] = [];
-  for (let i = 0; i < times; i++) distributed.push(await distributedSample(bytes));
+  for (let i = 0; i < times; i++) distributed.push(await sample(startDistributedUploads, bytes));
   rows.push(medianRow(distributed));
   return rows;
 }
 
-/** One upload to a fresh embedded server: gateway and stores share one process. */
-async function embeddedSample(bytes: number): Promise<Sample> {
+/** Processes serving uploads, started for one sample; `stop` ends them and removes their data. */
+export interface UploadSystem {
+  label: string;
+  port: number;
+  manifest: DemoManifest;
+  procs: { gateway: ChildProcess; stores: ChildProcess };
+  stop(): Promise<void>;
+}
+
+/**
+ * A fresh embedded server: gateway and stores share one process. `env` is added to its environment,
+ * `nodeArgs` go to node.
+ */
+export async function startEmbeddedUploads(
+  env: Record<string, string> = {},
+  nodeArgs: string[] = [],
+): Promise<UploadSystem> {
   const dataDir = tmpDir("bench-upload-");
   const port = await freePort();
-  const proc = startNode({
-    // One process runs every service here, a kind no deployment runs: the stores' options, with which
-    // its figures compare with the runs from before each service had its own.
-    ...asDeployed("stores"),
-    PORT: String(port),
-    DATA_DIR: dataDir,
-    PICTURE_MAX_BYTES: String(1024 * MB),
-  });
+  const proc = startNode(
+    {
+      // One process runs every service here, a kind no deployment runs: the stores' options, with which
+      // its figures compare with the runs from before each service had its own.
+      ...asDeployed("stores"),
+      PORT: String(port),
+      DATA_DIR: dataDir,
+      PICTURE_MAX_BYTES: String(1024 * MB),
+      ...env,
+    },
+    nodeArgs,
+  );
+  const stopAll = async () => {
+    await stop(proc);
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  };
   try {
     await waitFor(health(port), 30_000, "embedded server");
     await waitFor(async () => fs.existsSync(path.join(dataDir, "demo-manifest.json")), 30_000, "manifest");
     const manifest = JSON.parse(
       fs.readFileSync(path.join(dataDir, "demo-manifest.json"), "utf8"),
-    ) as Manifest;
-    return await measure("embedded", port, manifest, { gateway: proc, stores: proc }, bytes);
-  } finally {
-    await stop(proc);
-    fs.rmSync(dataDir, { recursive: true, force: true });
+    ) as DemoManifest;
+    return { label: "embedded", port, manifest, procs: { gateway: proc, stores: proc }, stop: stopAll };
+  } catch (err) {
+    await stopAll();
+    throw err;
   }
 }
 
-/** One upload to fresh processes: the picture crosses from the gateway to the stores process over NATS. */
-async function distributedSample(bytes: number): Promise<Sample> {
+/**
+ * Fresh distributed processes: the gateway, and the services in one other process, over a private
+ * NATS; the picture crosses from the gateway to the stores process. `env` is added to both, `nodeArgs`
+ * go to node in both.
+ */
+export async function startDistributedUploads(
+  env: Record<string, string> = {},
+  nodeArgs: string[] = [],
+): Promise<UploadSystem> {
   const nats = await startNatsServer();
   const dirs = [tmpDir("bench-gw-"), tmpDir("bench-svc-")];
   const port = await freePort();
@@ -189,20 +217,33 @@ async function distributedSample(bytes: number): Promise<Sample> {
     NAMESPACE: `bench${process.pid}`,
     PICTURE_MAX_BYTES: String(1024 * MB),
   };
-  const gateway = startNode({
-    ...common,
-    ...asDeployed("gateway"),
-    SERVICES: "gateway",
-    PORT: String(port),
-    DATA_DIR: dirs[0],
-  });
+  const gateway = startNode(
+    {
+      ...common,
+      ...asDeployed("gateway"),
+      SERVICES: "gateway",
+      PORT: String(port),
+      DATA_DIR: dirs[0],
+      ...env,
+    },
+    nodeArgs,
+  );
   // The services share one process here; the stores service receives the upload: its options.
-  const services = startNode({
-    ...common,
-    ...asDeployed("stores"),
-    SERVICES: "auth,users,rounds,stores,settings,notifier",
-    DATA_DIR: dirs[1],
-  });
+  const services = startNode(
+    {
+      ...common,
+      ...asDeployed("stores"),
+      SERVICES: "auth,users,rounds,stores,settings,notifier",
+      DATA_DIR: dirs[1],
+      ...env,
+    },
+    nodeArgs,
+  );
+  const stopAll = async () => {
+    await Promise.all([stop(gateway), stop(services)]);
+    await nats.stop();
+    dirs.forEach((d) => fs.rmSync(d, { recursive: true, force: true }));
+  };
   try {
     await waitFor(health(port), 30_000, "gateway");
     const seeded = spawnSync(process.execPath, [bin("ctl"), "seed"], {
@@ -211,11 +252,26 @@ async function distributedSample(bytes: number): Promise<Sample> {
       encoding: "utf8",
     });
     if (seeded.status !== 0) throw new Error(`seed failed: ${seeded.stderr}`);
-    const manifest = JSON.parse(seeded.stdout) as Manifest;
-    return await measure("distributed (NATS)", port, manifest, { gateway, stores: services }, bytes);
+    const manifest = JSON.parse(seeded.stdout) as DemoManifest;
+    return {
+      label: "distributed (NATS)",
+      port,
+      manifest,
+      procs: { gateway, stores: services },
+      stop: stopAll,
+    };
+  } catch (err) {
+    await stopAll();
+    throw err;
+  }
+}
+
+/** One upload to fresh processes of `start`'s kind. */
+async function sample(start: () => Promise<UploadSystem>, bytes: number): Promise<Sample> {
+  const system = await start();
+  try {
+    return await measure(system, bytes);
   } finally {
-    await Promise.all([stop(gateway), stop(services)]);
-    await nats.stop();
-    dirs.forEach((d) => fs.rmSync(d, { recursive: true, force: true }));
+    await system.stop();
   }
 }
