@@ -187,7 +187,7 @@ const StoresServiceSchema: ServiceSchema<Record<string, never>, StoresService> =
       async handler(this: StoresService, ctx: Context<{ staged_id: string; chunk: unknown }>) {
         const chunk = toBuffer(ctx.params.chunk);
         await this.blobs.append(String(ctx.params.staged_id), chunk, this.config.pictureMaxBytes);
-        chunkPassed(chunk.length);
+        chunkPassed(chunk);
         return true;
       },
     },

@@ -29,15 +29,17 @@ export async function sendInChunks(
       pending.push(piece);
       pendingBytes += piece.length;
       if (pendingBytes >= chunkBytes) {
-        await target.chunk(id, node, Buffer.concat(pending, pendingBytes));
-        chunkPassed(pendingBytes);
+        const chunk = Buffer.concat(pending, pendingBytes);
+        await target.chunk(id, node, chunk);
+        chunkPassed(chunk);
         pending = [];
         pendingBytes = 0;
       }
     }
     if (pendingBytes > 0) {
-      await target.chunk(id, node, Buffer.concat(pending, pendingBytes));
-      chunkPassed(pendingBytes);
+      const chunk = Buffer.concat(pending, pendingBytes);
+      await target.chunk(id, node, chunk);
+      chunkPassed(chunk);
     }
     return await target.end(id, node);
   } catch (err) {

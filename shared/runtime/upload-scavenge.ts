@@ -7,16 +7,19 @@
  * the last full collection, so a gateway with a large heap cap grew by about that much for any picture.
  * A scavenge, which frees young Buffers no longer referenced, every SCAVENGE_EVERY_BYTES of chunks keeps
  * the growth to a few chunks' worth, at the cost of a young-generation collection (the figures:
- * docs/decisions/0119-upload-chunks-scavenged.md).
+ * docs/decisions/0119-upload-chunks-scavenged.md). A process busy with other work scavenges often on its
+ * own, and then each scavenge asked for is one more pause for its requests: so none is asked for when V8
+ * ran one since the last SCAVENGE_EVERY_BYTES (perf_hooks' gc entries tell), which frees the same chunks.
  *
  * Asking for a scavenge needs Node's `gc` function (`--expose-gc`, set in the gateway's and the stores'
  * NODE_OPTIONS and by `npm start`) and V8's `{ type: "minor" }` option to it, which Node does not
  * document: the upload-scavenge hook (shared/runtime/internals). Without it V8 keeps its own pace, with
  * one warning.
  */
+import { PerformanceObserver, constants, type PerformanceObserverEntryList } from "node:perf_hooks";
 import { useHook, type HookSettings, type InternalsHook } from "./internals";
 
-/** Bytes of chunks between two scavenges (one process running both services counts each chunk twice). */
+/** Bytes of chunks between two scavenges. */
 export const SCAVENGE_EVERY_BYTES = 4 * 1024 * 1024;
 
 export interface WithGc {
@@ -25,6 +28,20 @@ export interface WithGc {
 
 let minorGc: (() => void) | null = null;
 let sinceLast = 0;
+/** One process running both the gateway and the stores sees each chunk twice: it counts once. */
+let lastCounted: WeakRef<Buffer> | null = null;
+/** Scavenges reported by perf_hooks (asked for or not), and those this module asked for. */
+let scavengesSeen = 0;
+let scavengesAsked = 0;
+/** The most scavenges V8 ran on its own, as of a mark; their entries arrive after the collection. */
+let ownScavengesAtMark = 0;
+let observer: PerformanceObserver | null = null;
+
+function countScavenges(list: PerformanceObserverEntryList): void {
+  for (const entry of list.getEntries())
+    if ((entry as { detail?: { kind?: number } }).detail?.kind === constants.NODE_PERFORMANCE_GC_MINOR)
+      scavengesSeen++;
+}
 
 export const uploadScavengeHook: InternalsHook<WithGc> = {
   name: "upload-scavenge",
@@ -34,10 +51,19 @@ export const uploadScavengeHook: InternalsHook<WithGc> = {
     typeof target.gc === "function" ? [] : ["the gc function (the process was started without --expose-gc)"],
   apply(target) {
     const gc = target.gc as (options: { type: "minor" }) => void;
-    minorGc = () => gc({ type: "minor" });
+    observer = new PerformanceObserver(countScavenges);
+    observer.observe({ entryTypes: ["gc"] });
+    minorGc = () => {
+      scavengesAsked++;
+      gc({ type: "minor" });
+    };
   },
   remove() {
+    observer?.disconnect();
+    observer = null;
     minorGc = null;
+    sinceLast = scavengesSeen = scavengesAsked = ownScavengesAtMark = 0;
+    lastCounted = null;
   },
 };
 
@@ -45,10 +71,21 @@ export const uploadScavengeHook: InternalsHook<WithGc> = {
 export const useUploadScavenge = (settings: HookSettings, target: WithGc = globalThis): boolean =>
   useHook(uploadScavengeHook, target, settings);
 
-/** Counts `bytes` of chunks passed on; asks for a scavenge each SCAVENGE_EVERY_BYTES. */
-export function chunkPassed(bytes: number): void {
-  sinceLast += bytes;
-  if (sinceLast < SCAVENGE_EVERY_BYTES) return;
+/**
+ * Counts a chunk passed on; each SCAVENGE_EVERY_BYTES, asks for a scavenge unless V8 ran one of its own
+ * since the last time.
+ */
+export function chunkPassed(chunk: Buffer): void {
+  if (lastCounted?.deref() === chunk) return;
+  lastCounted = new WeakRef(chunk);
+  sinceLast += chunk.length;
+  if (sinceLast < SCAVENGE_EVERY_BYTES || !minorGc) return;
   sinceLast = 0;
-  minorGc?.();
+  // Until the entry of the last one asked for arrives, this is one less than V8's own: never more.
+  const own = scavengesSeen - scavengesAsked;
+  if (own > ownScavengesAtMark) {
+    ownScavengesAtMark = own;
+    return;
+  }
+  minorGc();
 }

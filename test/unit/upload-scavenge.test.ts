@@ -1,4 +1,5 @@
 import { spawnSync } from "node:child_process";
+import { PerformanceObserver, constants } from "node:perf_hooks";
 import { inRange, reasonNotToApply } from "../../shared/runtime/internals";
 import {
   SCAVENGE_EVERY_BYTES,
@@ -8,6 +9,8 @@ import {
 } from "../../shared/runtime/upload-scavenge";
 
 const MB = 1024 * 1024;
+/** A new chunk of `bytes` (each call another Buffer). */
+const chunkOf = (bytes: number) => Buffer.alloc(bytes);
 
 afterEach(() => uploadScavengeHook.remove({}));
 
@@ -18,13 +21,13 @@ describe("freeing an upload's chunks as they pass", () => {
     expect(useUploadScavenge(settings, {})).toBe(false);
     expect(useUploadScavenge(settings, {})).toBe(false);
     expect(warnings).toEqual([expect.stringMatching(/'upload-scavenge' not applied .*--expose-gc/)]);
-    expect(() => chunkPassed(SCAVENGE_EVERY_BYTES)).not.toThrow();
+    expect(() => chunkPassed(chunkOf(SCAVENGE_EVERY_BYTES))).not.toThrow();
   });
 
   it("when INTERNALS_HOOKS_OFF names it, then gc is never asked for", () => {
     const gc = jest.fn();
     expect(useUploadScavenge({ off: ["upload-scavenge"], warn: () => undefined }, { gc })).toBe(false);
-    chunkPassed(2 * SCAVENGE_EVERY_BYTES);
+    chunkPassed(chunkOf(2 * SCAVENGE_EVERY_BYTES));
     expect(gc).not.toHaveBeenCalled();
   });
 
@@ -32,13 +35,58 @@ describe("freeing an upload's chunks as they pass", () => {
     const gc = jest.fn();
     expect(useUploadScavenge({ off: [], warn: () => undefined }, { gc })).toBe(true);
     const chunk = SCAVENGE_EVERY_BYTES / 16;
-    for (let i = 0; i < 16 * 3 - 1; i++) chunkPassed(chunk);
+    for (let i = 0; i < 16 * 3 - 1; i++) chunkPassed(chunkOf(chunk));
     expect(gc).toHaveBeenCalledTimes(2);
     expect(gc).toHaveBeenCalledWith({ type: "minor" });
-    chunkPassed(chunk);
+    chunkPassed(chunkOf(chunk));
     expect(gc).toHaveBeenCalledTimes(3);
   });
+
+  it("when one process's gateway and stores both pass the same chunk on, then it counts once", () => {
+    const gc = jest.fn();
+    expect(useUploadScavenge({ off: [], warn: () => undefined }, { gc })).toBe(true);
+    for (let i = 0; i < 16 - 1; i++) {
+      const chunk = chunkOf(SCAVENGE_EVERY_BYTES / 16);
+      chunkPassed(chunk);
+      chunkPassed(chunk);
+    }
+    expect(gc).not.toHaveBeenCalled();
+    chunkPassed(chunkOf(SCAVENGE_EVERY_BYTES / 16));
+    expect(gc).toHaveBeenCalledTimes(1);
+  });
+
+  it("when V8 scavenged on its own since the last SCAVENGE_EVERY_BYTES, then no scavenge is asked for", async () => {
+    const gc = jest.fn();
+    expect(useUploadScavenge({ off: [], warn: () => undefined }, { gc })).toBe(true);
+    await scavengeOnItsOwn();
+    chunkPassed(chunkOf(SCAVENGE_EVERY_BYTES));
+    expect(gc).not.toHaveBeenCalled();
+    chunkPassed(chunkOf(SCAVENGE_EVERY_BYTES));
+    expect(gc).toHaveBeenCalledTimes(1);
+  });
 });
+
+/** Allocates short-lived objects until V8 has run a scavenge and perf_hooks has reported it. */
+async function scavengeOnItsOwn(): Promise<void> {
+  let seen = false;
+  const watch = new PerformanceObserver((list) => {
+    for (const entry of list.getEntries())
+      if ((entry as { detail?: { kind?: number } }).detail?.kind === constants.NODE_PERFORMANCE_GC_MINOR)
+        seen = true;
+  });
+  watch.observe({ entryTypes: ["gc"] });
+  try {
+    for (let round = 0; round < 200 && !seen; round++) {
+      let junk: number[][] | null = Array.from({ length: 100_000 }, (_, i) => [i]);
+      junk = null;
+      void junk;
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+  } finally {
+    watch.disconnect();
+  }
+  expect(seen).toBe(true);
+}
 
 /**
  * What the hook relies on that Node does not document: V8's gc function, given { type: "minor" }, runs
