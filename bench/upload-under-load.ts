@@ -79,8 +79,6 @@ function gcPauses(system: UploadSystem): { stop(): { ms: number; scavenges: numb
   };
 }
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
 /** Uploads pictures of `bytes`, one after another, until `until()` is true. */
 async function uploadWhile(system: UploadSystem, bytes: number, until: () => boolean) {
   let done = 0;
@@ -167,7 +165,6 @@ async function main(): Promise<void> {
         const i = (k + rep) % variants.length;
         const system = await topology.start(variants[i].env, ["--trace-gc"]);
         try {
-          await sleep(500);
           const s = await measure(system, variants[i], seconds, bytes);
           samples[i].push(s);
           process.stderr.write(

@@ -16,7 +16,12 @@
  * document: the upload-scavenge hook (shared/runtime/internals). Without it V8 keeps its own pace, with
  * one warning.
  */
-import { PerformanceObserver, constants, type PerformanceObserverEntryList } from "node:perf_hooks";
+import {
+  PerformanceObserver,
+  constants,
+  type PerformanceEntry,
+  type PerformanceObserverEntryList,
+} from "node:perf_hooks";
 import { useHook, type HookSettings, type InternalsHook } from "./internals";
 
 /** Bytes of chunks between two scavenges. */
@@ -30,17 +35,21 @@ let minorGc: (() => void) | null = null;
 let sinceLast = 0;
 /** One process running both the gateway and the stores sees each chunk twice: it counts once. */
 let lastCounted: WeakRef<Buffer> | null = null;
-/** Scavenges reported by perf_hooks (asked for or not), and those this module asked for. */
-let scavengesSeen = 0;
-let scavengesAsked = 0;
-/** The most scavenges V8 ran on its own, as of a mark; their entries arrive after the collection. */
-let ownScavengesAtMark = 0;
+/** Whether V8 ran a scavenge of its own since the last SCAVENGE_EVERY_BYTES (perf_hooks tells). */
+let scavengedOnItsOwn = false;
 let observer: PerformanceObserver | null = null;
 
-function countScavenges(list: PerformanceObserverEntryList): void {
-  for (const entry of list.getEntries())
-    if ((entry as { detail?: { kind?: number } }).detail?.kind === constants.NODE_PERFORMANCE_GC_MINOR)
-      scavengesSeen++;
+/** A perf_hooks `gc` entry of a scavenge V8 ran on its own: not forced, as `gc()` calls are. */
+export function isOwnScavenge(entry: PerformanceEntry): boolean {
+  const detail = (entry as { detail?: { kind?: number; flags?: number } }).detail;
+  return (
+    detail?.kind === constants.NODE_PERFORMANCE_GC_MINOR &&
+    ((detail.flags ?? 0) & constants.NODE_PERFORMANCE_GC_FLAGS_FORCED) === 0
+  );
+}
+
+function noteOwnScavenges(list: PerformanceObserverEntryList): void {
+  if (list.getEntries().some(isOwnScavenge)) scavengedOnItsOwn = true;
 }
 
 export const uploadScavengeHook: InternalsHook<WithGc> = {
@@ -51,18 +60,16 @@ export const uploadScavengeHook: InternalsHook<WithGc> = {
     typeof target.gc === "function" ? [] : ["the gc function (the process was started without --expose-gc)"],
   apply(target) {
     const gc = target.gc as (options: { type: "minor" }) => void;
-    observer = new PerformanceObserver(countScavenges);
+    observer = new PerformanceObserver(noteOwnScavenges);
     observer.observe({ entryTypes: ["gc"] });
-    minorGc = () => {
-      scavengesAsked++;
-      gc({ type: "minor" });
-    };
+    minorGc = () => gc({ type: "minor" });
   },
   remove() {
     observer?.disconnect();
     observer = null;
     minorGc = null;
-    sinceLast = scavengesSeen = scavengesAsked = ownScavengesAtMark = 0;
+    sinceLast = 0;
+    scavengedOnItsOwn = false;
     lastCounted = null;
   },
 };
@@ -81,11 +88,6 @@ export function chunkPassed(chunk: Buffer): void {
   sinceLast += chunk.length;
   if (sinceLast < SCAVENGE_EVERY_BYTES || !minorGc) return;
   sinceLast = 0;
-  // Until the entry of the last one asked for arrives, this is one less than V8's own: never more.
-  const own = scavengesSeen - scavengesAsked;
-  if (own > ownScavengesAtMark) {
-    ownScavengesAtMark = own;
-    return;
-  }
-  minorGc();
+  if (scavengedOnItsOwn) scavengedOnItsOwn = false;
+  else minorGc();
 }
