@@ -83,10 +83,10 @@ export const useUploadScavenge = (settings: HookSettings, target: WithGc = globa
  * since the last time.
  */
 export function chunkPassed(chunk: Buffer): void {
-  if (lastCounted?.deref() === chunk) return;
+  if (!minorGc || lastCounted?.deref() === chunk) return;
   lastCounted = new WeakRef(chunk);
   sinceLast += chunk.length;
-  if (sinceLast < SCAVENGE_EVERY_BYTES || !minorGc) return;
+  if (sinceLast < SCAVENGE_EVERY_BYTES) return;
   sinceLast = 0;
   if (scavengedOnItsOwn) scavengedOnItsOwn = false;
   else minorGc();
