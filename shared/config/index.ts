@@ -101,8 +101,8 @@ export const configSchema = {
     "HTTP_ACCEPTORS",
     "64",
     "Listening sockets on the gateway's port, each accepting one new connection per event-loop turn " +
-      "(SO_REUSEPORT; Linux with Node ≥ 22.12, elsewhere always 1; why 64: " +
-      "docs/decisions/0072-gateway-acceptors.md)",
+      "(Linux: SO_REUSEPORT with Node ≥ 22.12, copies of one socket's descriptor before; elsewhere " +
+      "always 1; why 64: docs/decisions/0072-gateway-acceptors.md, 0121)",
     int(1, 64),
   ),
   publicUrl: entry(

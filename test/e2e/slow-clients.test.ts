@@ -16,7 +16,7 @@ import {
   type SlowOutcome,
 } from "../support/slow-clients";
 import { CONNECTION_CHECK_MS } from "../../services/gateway/http-bounds";
-import { canShareAcceptance } from "../../services/gateway/acceptors";
+import { acceptorSharing } from "../../services/gateway/acceptors";
 import { hookForcedOff } from "../support/hooks-off";
 
 const STALLED_UPLOADS = 200;
@@ -34,12 +34,12 @@ const UPLOADS_EACH = 5;
  */
 const LATE_MS = CONNECTION_CHECK_MS + 2500;
 /**
- * Where the gateway listens on one socket (Node 20, or the http-acceptors hook forced off; decision
- * 0072), a connection may wait in the port's accept queue after the client sent its first bytes and
+ * Where the gateway listens on one socket (not on Linux, or the http-acceptors hook forced off;
+ * decisions 0072, 0121), a connection may wait in the port's accept queue after the client sent its first bytes and
  * before Node sees the request: its bounds start then. How long, the test measures (acceptWaits) and
  * allows; where the gateway listens on many sockets it allows nothing.
  */
-const oneSocket = !canShareAcceptance() || hookForcedOff("http-acceptors");
+const oneSocket = acceptorSharing() === "none" || hookForcedOff("http-acceptors");
 /** How often a new connection measures the accept queue's wait. */
 const ACCEPT_PROBE_MS = 250;
 /** Clients reading a round meanwhile, and the pause each makes between two reads. */

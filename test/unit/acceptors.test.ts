@@ -1,15 +1,19 @@
 /**
  * The gateway's listening sockets (services/gateway/acceptors): several on one port where Node and the
- * platform can share it, one elsewhere; a port in use is refused as with one socket; stopping closes all.
+ * platform can share it, copies of one socket's descriptor on older Nodes, one elsewhere; a port in use
+ * is refused as with one socket; stopping closes all.
  */
+import { spawnSync } from "node:child_process";
 import http from "node:http";
 import net from "node:net";
 import {
-  canShareAcceptance,
+  acceptorSharing,
   httpAcceptorsHook,
   openAcceptors,
   type Acceptors,
+  type AcceptorSharing,
 } from "../../services/gateway/acceptors";
+import { copyListeningSocket } from "../../services/gateway/socket-copies";
 import { inRange, reasonNotToApply } from "../../shared/runtime/internals";
 
 const HOST = "127.0.0.1";
@@ -32,17 +36,18 @@ function get(port: number, agent?: http.Agent): Promise<string> {
 
 const portOf = (server: http.Server) => (server.address() as net.AddressInfo).port;
 
-describe("canShareAcceptance", () => {
+describe("acceptorSharing", () => {
   it.each([
-    ["20.20.2", "linux", false],
-    ["22.11.0", "linux", false],
-    ["22.12.0", "linux", true],
-    ["23.0.0", "linux", false],
-    ["23.1.0", "linux", true],
-    ["24.21.0", "linux", true],
-    ["24.21.0", "darwin", false],
-  ])("when Node is %s on %s, then sharing a port is %s", (version, platform, expected) => {
-    expect(canShareAcceptance(version, platform as NodeJS.Platform)).toBe(expected);
+    ["20.20.2", "linux", "copies"],
+    ["22.11.0", "linux", "copies"],
+    ["22.12.0", "linux", "reuse-port"],
+    ["23.0.0", "linux", "copies"],
+    ["23.1.0", "linux", "reuse-port"],
+    ["24.21.0", "linux", "reuse-port"],
+    ["24.21.0", "darwin", "none"],
+    ["20.20.2", "win32", "none"],
+  ])("when Node is %s on %s, then the port's sockets are shared by %s", (version, platform, expected) => {
+    expect(acceptorSharing(version, platform as NodeJS.Platform)).toBe(expected);
   });
 });
 
@@ -55,21 +60,72 @@ describe("openAcceptors", () => {
     }
   });
 
-  async function open(port: number, wanted: number): Promise<{ server: http.Server; acceptors: Acceptors }> {
+  async function open(
+    port: number,
+    wanted: number,
+    sharing: AcceptorSharing = acceptorSharing(),
+  ): Promise<{ server: http.Server; acceptors: Acceptors }> {
     const server = okServer();
     // The hook itself is under test: on, whatever INTERNALS_HOOKS_OFF this run has (a hooks-off run
     // tests the fallback elsewhere).
-    const acceptors = await openAcceptors(server, port, HOST, wanted, canShareAcceptance(), { off: [] });
+    const acceptors = await openAcceptors(server, port, HOST, wanted, sharing, { off: [] });
     opened.push({ server, acceptors });
     return { server, acceptors };
   }
 
   it("when four are asked for, then there are four where the port can be shared (else one), and a burst of 300 connections is all answered", async () => {
     const { server, acceptors } = await open(0, 4);
-    expect(acceptors.count).toBe(canShareAcceptance() ? 4 : 1);
+    expect(acceptors.count).toBe(acceptorSharing() === "none" ? 1 : 4);
     const answers = await Promise.all(Array.from({ length: 300 }, () => get(portOf(server))));
     expect(answers.every((a) => a === "ok")).toBe(true);
   });
+
+  it("when four are asked for as copies of one socket, then there are four and a burst of 300 connections is all answered", async () => {
+    const { server, acceptors } = await open(0, 4, "copies");
+    expect(acceptors.count).toBe(4);
+    const answers = await Promise.all(Array.from({ length: 300 }, () => get(portOf(server))));
+    expect(answers.every((a) => a === "ok")).toBe(true);
+  });
+
+  it.each([
+    ["one socket", 1, "none"],
+    ["eight copies of one socket", 8, "copies"],
+  ] as const)(
+    "when 40 connections wait and there is %s, then each turn of the event loop accepts up to that many",
+    async (_name, wanted, sharing) => {
+      const { server } = await open(0, wanted, sharing);
+      const turnOfEach: number[] = [];
+      let turn = 0;
+      let ticking: NodeJS.Immediate;
+      const tick = () => {
+        turn += 1;
+        ticking = setImmediate(tick);
+      };
+      tick();
+      const all = new Promise<void>((resolve) =>
+        server.on("connection", (socket: net.Socket) => {
+          turnOfEach.push(turn);
+          socket.on("error", () => undefined);
+          if (turnOfEach.length === 40) resolve();
+        }),
+      );
+      // This process is blocked until the client has connected all 40 and left: they wait in the queue.
+      const client = spawnSync(
+        process.execPath,
+        [
+          "-e",
+          `let n = 0; for (let i = 0; i < 40; i++) require("net").connect(${portOf(server)}, "${HOST}", () => ++n === 40 && process.exit(0));`,
+        ],
+        { timeout: 20_000 },
+      );
+      expect(client.status).toBe(0);
+      await all;
+      clearImmediate(ticking!);
+      const perTurn = new Map<number, number>();
+      for (const t of turnOfEach) perTurn.set(t, (perTurn.get(t) ?? 0) + 1);
+      expect(Math.max(...perTurn.values())).toBe(wanted);
+    },
+  );
 
   it("when the port is already in use, then opening fails with EADDRINUSE instead of sharing it", async () => {
     const { server } = await open(0, 1);
@@ -104,7 +160,7 @@ describe("openAcceptors", () => {
   it("when the hook is forced off, then there is one socket, with one warning naming it, and a burst is all answered", async () => {
     const warnings: string[] = [];
     const server = okServer();
-    const acceptors = await openAcceptors(server, 0, HOST, 4, true, {
+    const acceptors = await openAcceptors(server, 0, HOST, 4, "copies", {
       off: ["http-acceptors"],
       warn: (m) => warnings.push(m),
     });
@@ -119,15 +175,28 @@ describe("openAcceptors", () => {
     const warnings: string[] = [];
     const server = okServer();
     Object.defineProperty(server, "keepAliveInitialDelay", { value: undefined });
-    const acceptors = await openAcceptors(server, 0, HOST, 4, canShareAcceptance(), {
+    const acceptors = await openAcceptors(server, 0, HOST, 4, acceptorSharing(), {
       off: [],
       warn: (m) => warnings.push(m),
     });
     opened.push({ server, acceptors });
     expect(acceptors.count).toBe(1);
-    if (canShareAcceptance() && inRange(process.versions.node, httpAcceptorsHook.versions)) {
+    if (acceptorSharing() !== "none" && inRange(process.versions.node, httpAcceptorsHook.versions)) {
       expect(warnings).toEqual([expect.stringMatching(/lacks http\.Server's keepAliveInitialDelay/)]);
     }
+  });
+});
+
+describe("copyListeningSocket", () => {
+  it("when the copies do not all come back in time, then it rejects, saying how many came", async () => {
+    const server = net.createServer();
+    await new Promise<void>((resolve) => server.listen(0, HOST, resolve));
+    const adopted: net.Server[] = [];
+    await expect(
+      copyListeningSocket(server, 3, { adopt: (copy) => adopted.push(copy), accepted: () => undefined }, 1),
+    ).rejects.toThrow(/copies of the listening socket: 0 of 3 after 1 ms/);
+    for (const copy of adopted) copy.close();
+    server.close();
   });
 });
 
@@ -137,7 +206,7 @@ describe("the http-acceptors hook against the installed Node", () => {
   });
 
   // Where Node cannot share a port there is one socket anyway, and nothing is read.
-  (canShareAcceptance() ? it : it.skip)(
+  (acceptorSharing() !== "none" ? it : it.skip)(
     "when Node can share a port, then it is one the hook was written for",
     () => {
       expect(reasonNotToApply(httpAcceptorsHook, okServer(), [])).toBeNull();
