@@ -15,9 +15,13 @@
 import { spawn } from "node:child_process";
 import net from "node:net";
 
-/** The helper: returns each server it gets, closes its copy once sent, leaves when all are back. */
+/**
+ * The helper: returns each server it gets, closes its copy once sent, leaves when all are back, and
+ * at once should the gateway be gone (no copy of its port may outlive it).
+ */
 const HELPER = `
 let left = Number(process.argv[1]);
+process.on("disconnect", () => process.exit(0));
 process.on("message", (message, server) => {
   if (message !== "copy" || !server) return;
   server.on("connection", (socket) => process.send("accepted", socket));
