@@ -114,10 +114,11 @@ export async function openAcceptors(
   await closeNow(probe);
 
   await listen(server, { port: chosen, host, reusePort: true });
+  const options = socketOptionsOf(server);
   const others: net.Server[] = [];
   try {
     for (let i = 1; i < wanted; i++) {
-      const other = net.createServer(socketOptionsOf(server), (socket) => server.emit("connection", socket));
+      const other = net.createServer(options, (socket) => server.emit("connection", socket));
       await listen(other, { port: chosen, host, reusePort: true });
       others.push(other);
     }
@@ -130,9 +131,10 @@ export async function openAcceptors(
 
 async function oneSocket(server: Server, port: number, host: string): Promise<Acceptors> {
   await listen(server, { port, host });
-  return { count: 1, stopAccepting: () => void server.close() };
+  return severalSockets(server, []);
 }
 
+/** The server's own socket and the others (none: one socket). */
 function severalSockets(server: Server, others: net.Server[]): Acceptors {
   return {
     count: others.length + 1,

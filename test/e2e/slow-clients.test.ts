@@ -35,9 +35,9 @@ const UPLOADS_EACH = 5;
 const LATE_MS = CONNECTION_CHECK_MS + 2500;
 /**
  * Where the gateway listens on one socket (not on Linux, or the http-acceptors hook forced off;
- * decisions 0072, 0121), a connection may wait in the port's accept queue after the client sent its first bytes and
- * before Node sees the request: its bounds start then. How long, the test measures (acceptWaits) and
- * allows; where the gateway listens on many sockets it allows nothing.
+ * decisions 0072, 0121), a connection may wait in the port's accept queue after the client sent its
+ * first bytes and before Node sees the request: its bounds start then. How long, the test measures
+ * (acceptWaits) and allows; where the gateway listens on many sockets it allows nothing.
  */
 const oneSocket = acceptorSharing() === "none" || hookForcedOff("http-acceptors");
 /** How often a new connection measures the accept queue's wait. */
