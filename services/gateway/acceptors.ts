@@ -156,7 +156,7 @@ async function copiedSockets(
   wanted: number,
   hooks: HookSettings,
 ): Promise<Acceptors> {
-  await listen(server, { port, host });
+  const one = await oneSocket(server, port, host);
   const options = socketOptionsOf(server);
   const handOver = (socket: net.Socket) => server.emit("connection", socket);
   const others: net.Server[] = [];
@@ -176,7 +176,7 @@ async function copiedSockets(
     (hooks.warn ?? ((m: string) => process.emitWarning(m)))(
       `one listening socket: ${(err as Error).message}`,
     );
-    return severalSockets(server, []);
+    return one;
   }
   return severalSockets(server, others);
 }
