@@ -34,8 +34,15 @@ export interface MixedFixtures {
   users: BenchUser[];
   rounds: string[];
   appKey: string;
-  /** How long creating the data took, by part (seconds). */
-  seeding: { users: number; friends: number; rounds: number; tokens: number; total: number };
+  /** How long creating the data took, by part (seconds), and how many calls were tried again. */
+  seeding: {
+    users: number;
+    friends: number;
+    rounds: number;
+    tokens: number;
+    total: number;
+    repeated: number;
+  };
 }
 
 /** Share of each route in the mix (sums to 1). */
@@ -95,6 +102,32 @@ const SEATS = 50;
  * new user's. Payments come from the joins of the run.
  */
 const friendUsers = (users: number) => Math.min(5_000, Math.ceil(users / 10));
+
+/** Tries of a call whose repeat is harmless, and the wait before the next (times the try). */
+const TRIES = 4;
+const REPEAT_AFTER_MS = 1_000;
+
+/**
+ * Runs a call whose repeat does no harm (a friendship added twice is one; a second token set for a user
+ * is a sign-in never used) again when it failed for a reason Moleculer marks retryable: its callee's
+ * node dropped for silence, a timeout. On a busy two-core machine a million-user seeding met that now
+ * and then (docs/performance.md, Scaling), and one such call ended the whole run.
+ */
+export async function repeatable<R>(
+  fn: () => Promise<R>,
+  repeated: () => void,
+  waitMs = REPEAT_AFTER_MS,
+): Promise<R> {
+  for (let tries = 1; ; tries++) {
+    try {
+      return await fn();
+    } catch (err) {
+      if (tries >= TRIES || (err as { retryable?: boolean })?.retryable !== true) throw err;
+      repeated();
+      await new Promise((resolve) => setTimeout(resolve, waitMs * tries));
+    }
+  }
+}
 const SETTINGS_QUERY = "?version=2.1.0&platform=android";
 
 const range = (n: number) => Array.from({ length: n }, (_, i) => i);
@@ -121,6 +154,8 @@ export async function seedMixed(
         log(`  8: ${done.toLocaleString("en")} ${what} after ${secondsSince(since)} s`);
     };
   };
+  let repeated = 0;
+  const countRepeat = () => void repeated++;
   const created = progress("users", t0);
   const ids = await inParallel(range(sizes.users), 256, async (i) => {
     const profile = await call(broker, "users.create", {
@@ -141,7 +176,7 @@ export async function seedMixed(
     await inParallel(range(ring.length * 2), 64, (k) => {
       const i = k >> 1;
       const j = (i + 1 + (k & 1)) % ring.length;
-      return call(broker, "users.addFriends", { a: ring[i], b: ring[j] });
+      return repeatable(() => call(broker, "users.addFriends", { a: ring[i], b: ring[j] }), countRepeat);
     });
   }
   const friendsSeconds = secondsSince(t1);
@@ -181,10 +216,10 @@ export async function seedMixed(
   const t3 = Date.now();
   const issued = progress("token sets", t3);
   const users = await inParallel(ids, 256, async (id): Promise<BenchUser> => {
-    const tokens = await call(broker, "auth.issueTokens", {
-      user_id: id,
-      access_ttl_seconds: ACCESS_TTL_SECONDS,
-    });
+    const tokens = await repeatable(
+      () => call(broker, "auth.issueTokens", { user_id: id, access_ttl_seconds: ACCESS_TTL_SECONDS }),
+      countRepeat,
+    );
     issued();
     return { id, access: tokens.access_token, refresh: tokens.refresh_token };
   });
@@ -206,6 +241,7 @@ export async function seedMixed(
       rounds: roundsSeconds,
       tokens: tokensSeconds,
       total: secondsSince(t0),
+      repeated,
     },
   };
 }
@@ -478,7 +514,8 @@ function seedingNote(fixtures: MixedFixtures, plan: MixedPlan): string {
   return (
     `seeded in ${seeding.total} s (users ${seeding.users} s, ${rate(plan.sizes.users, seeding.users)}; ` +
     `friendships ${seeding.friends} s; rounds ${seeding.rounds} s, ${rate(plan.sizes.rounds, seeding.rounds)}; ` +
-    `token sets ${seeding.tokens} s, ${rate(plan.sizes.users, seeding.tokens)})`
+    `token sets ${seeding.tokens} s, ${rate(plan.sizes.users, seeding.tokens)})` +
+    (seeding.repeated > 0 ? `; ${seeding.repeated} calls tried again (retryable errors)` : "")
   );
 }
 

@@ -1,4 +1,5 @@
-import { MIX, parseMix, percentile, routePicker } from "../../bench/mixed";
+import { Errors } from "moleculer";
+import { MIX, parseMix, percentile, repeatable, routePicker } from "../../bench/mixed";
 import { zipf } from "../../bench/zipf";
 
 /** A seeded generator, so the shares below are the same on every run. */
@@ -71,5 +72,39 @@ describe("bench case 8 draws", () => {
     expect(percentile(sorted, 50)).toBe(50);
     expect(percentile(sorted, 99)).toBe(99);
     expect(percentile([], 99)).toBe(0);
+  });
+});
+
+describe("bench case 8 seeding", () => {
+  const failing = (errors: Error[], result = "done") => {
+    let calls = 0;
+    const fn = () => {
+      const err = errors[calls++];
+      return err ? Promise.reject(err) : Promise.resolve(result);
+    };
+    return { fn, calls: () => calls };
+  };
+
+  it("when a harmless call fails with retryable errors, then it is tried again and each repeat counted", async () => {
+    const rejected = new Errors.RequestRejectedError({ action: "auth.issueTokens", nodeID: "auth-1" });
+    const { fn, calls } = failing([rejected, rejected]);
+    let repeats = 0;
+    await expect(repeatable(fn, () => repeats++, 1)).resolves.toBe("done");
+    expect(calls()).toBe(3);
+    expect(repeats).toBe(2);
+  });
+
+  it("when a call fails with an error that is not retryable, then it fails at once", async () => {
+    const conflict = new Errors.MoleculerClientError("taken", 409, "CONFLICT");
+    const { fn, calls } = failing([conflict]);
+    await expect(repeatable(fn, () => undefined, 1)).rejects.toBe(conflict);
+    expect(calls()).toBe(1);
+  });
+
+  it("when a call keeps failing, then the last error ends it after a bounded number of tries", async () => {
+    const timeout = new Errors.RequestTimeoutError({ action: "users.addFriends", nodeID: "users-1" });
+    const { fn, calls } = failing(Array.from({ length: 10 }, () => timeout));
+    await expect(repeatable(fn, () => undefined, 1)).rejects.toBe(timeout);
+    expect(calls()).toBe(4);
   });
 });
