@@ -90,8 +90,7 @@ export function writeResults(
 }
 
 /** The value of `--name value` or `--name=value` on the command line. */
-export function flag(name: string): string | undefined {
-  const args = process.argv.slice(2);
+export function flag(name: string, args: string[] = process.argv.slice(2)): string | undefined {
   const i = args.findIndex((a) => a === `--${name}` || a.startsWith(`--${name}=`));
   if (i < 0) return undefined;
   return args[i].includes("=") ? args[i].split("=")[1] : args[i + 1];
@@ -112,23 +111,50 @@ export const productionNode = path.join(
 );
 
 /**
+ * The bench's heap for a million users. Embedded, case 8 is seeded in this process, whose store then
+ * holds every user, token set and round; Node's default limit (a quarter of the memory, at most about
+ * 4 GB) is too small for that.
+ */
+const LARGE_HEAP_MB = 16_384;
+const LARGE_POPULATION = 1_000_000;
+
+/** Node flags the bench lacks for its data set: a larger heap for --scaling or a million users. */
+export function missingHeapArgs(args: string[], execArgv: string[]): string[] {
+  const users = flag("users", args);
+  // --scaling's own sizes reach a million users (not --quick's).
+  const large =
+    (users === undefined && args.includes("--scaling") && !args.includes("--quick")) ||
+    (users ?? "").split(",").some((n) => Number(n) >= LARGE_POPULATION);
+  const set = execArgv.some((a) => a.startsWith("--max-old-space-size"));
+  return large && !set ? [`--max-old-space-size=${LARGE_HEAP_MB}`] : [];
+}
+
+/**
  * Targets are set on production's Node: when it is installed and this is another Node, runs this same
  * command again on it (and every server the bench starts with it) and exits with its status. With
  * BENCH_NODE=machine, or when it is not installed, the bench runs on this Node; the report's header
- * names the Node either way.
+ * names the Node either way. A data set of a million users runs it again with a larger heap as well.
  */
 export function onProductionNode(): void {
-  if (process.env.BENCH_NODE === "machine" || process.execPath === productionNode) return;
-  if (!fs.existsSync(productionNode)) {
+  const heap = missingHeapArgs(process.argv.slice(2), process.execArgv);
+  const here = process.env.BENCH_NODE === "machine" || process.execPath === productionNode;
+  const production = !here && fs.existsSync(productionNode);
+  if (!here && !production) {
     process.stderr.write(
       `production's Node is not installed (bash .ci/node24/install): running on ${process.version}\n`,
     );
-    return;
   }
-  const res = spawnSync(productionNode, [...process.execArgv, ...process.argv.slice(1)], {
-    stdio: "inherit",
-    // Case 3 runs on this Node too (bench/machine-node.ts).
-    env: { ...process.env, BENCH_NODE: "machine", [MACHINE_NODE_VARIABLE]: process.execPath },
-  });
+  if (!production && heap.length === 0) return;
+  const res = spawnSync(
+    production ? productionNode : process.execPath,
+    [...process.execArgv, ...heap, ...process.argv.slice(1)],
+    {
+      stdio: "inherit",
+      // Case 3 runs on this Node too (bench/machine-node.ts).
+      env: production
+        ? { ...process.env, BENCH_NODE: "machine", [MACHINE_NODE_VARIABLE]: process.execPath }
+        : { ...process.env, BENCH_NODE: "machine" },
+    },
+  );
   process.exit(res.status ?? 1);
 }
