@@ -128,6 +128,7 @@ export async function repeatable<R>(
     }
   }
 }
+
 const SETTINGS_QUERY = "?version=2.1.0&platform=android";
 
 const range = (n: number) => Array.from({ length: n }, (_, i) => i);
