@@ -20,6 +20,7 @@ import { ACCESS_TTL_SECONDS, inParallel, kettleFor, type BenchUser } from "./fix
 import type { Row } from "./lib";
 import { load, type LoadResult } from "./load";
 import { bearer, type Scenario } from "./scenarios/scenario";
+import { SeatLedger, seatVerdict } from "./seats";
 import { startCluster } from "../test/support/cluster";
 import { cpuMeter, type Watched } from "./cpu";
 import { clusterWatched, startEmbedded } from "./systems";
@@ -33,6 +34,8 @@ export interface MixedSizes {
 export interface MixedFixtures {
   users: BenchUser[];
   rounds: string[];
+  /** The users each round was created with, by round (the seat check starts from them). */
+  members: string[][];
   appKey: string;
   /** How long creating the data took, by part (seconds), and how many calls were tried again. */
   seeding: {
@@ -187,6 +190,7 @@ export async function seedMixed(
   const item = await kettleFor(broker, owner, "Mixed");
   const day = 86400_000;
   const someone = () => ids[Math.floor(Math.random() * ids.length)];
+  const members = range(sizes.rounds).map(() => [...new Set([someone(), someone(), someone()])]);
   const rounds = await inParallel(
     range(sizes.rounds),
     64,
@@ -207,7 +211,7 @@ export async function seedMixed(
           certificate: { text: "10% off any kettle", discount_percent: 10 },
           locations: [moscow],
           // A few members already, so an answer carries participant profiles like a real one.
-          member_ids: [...new Set([someone(), someone(), someone()])],
+          member_ids: members[i],
           favorite_of: [],
         })
       ).id,
@@ -235,6 +239,7 @@ export async function seedMixed(
   return {
     users,
     rounds,
+    members,
     appKey,
     seeding: {
       users: usersSeconds,
@@ -251,6 +256,8 @@ export async function seedMixed(
 interface MixContext {
   route?: Route;
   user?: number;
+  /** A join's round, by index. */
+  round?: number;
 }
 
 interface RouteStats {
@@ -295,6 +302,8 @@ export function mixedScenario(
   mix: Mix = MIX,
 ): Scenario & {
   measure(run: Parameters<Scenario["measure"]>[0]): Promise<MixedResult>;
+  /** Checks the seats of every round a join reached (bench/seats.ts); throws when one is wrong. */
+  verify(systemUrl: string): Promise<string>;
 } {
   const pickRound = zipf(f.rounds.length);
   const pickRoute = routePicker(Math.random, mix);
@@ -309,6 +318,13 @@ export function mixedScenario(
     return null;
   };
   const joinBody = JSON.stringify({ attributes: [] });
+  // Over every run against the system, what the joins into each round reached did (verify checks it).
+  const ledgers = new Map<number, SeatLedger>();
+  const ledgerOf = (r: number) => {
+    let l = ledgers.get(r);
+    if (!l) ledgers.set(r, (l = new SeatLedger(f.members[r])));
+    return l;
+  };
   return {
     key: "8",
     title:
@@ -373,10 +389,12 @@ export function mixedScenario(
                 case "payments":
                   return { ...req, method: "GET", path: `/users/${route}`, headers: auth, body: empty };
                 case "join":
+                  context.round = pickRound();
+                  if (system) ledgerOf(context.round).sent();
                   return {
                     ...req,
                     method: "POST",
-                    path: `/rounds/${f.rounds[pickRound()]}/join`,
+                    path: `/rounds/${f.rounds[context.round]}/join`,
                     headers: { ...auth, "content-type": "application/json" },
                     body: joinBody,
                   };
@@ -401,8 +419,10 @@ export function mixedScenario(
             onResponse: (status, body, ctx) => {
               const context = ctx as MixContext;
               last = context.route as Route;
-              if (!system || last !== "refresh") return;
+              if (!system) return;
               const u = context.user as number;
+              if (last === "join") ledgerOf(context.round as number).answered(f.users[u].id, status);
+              if (last !== "refresh") return;
               refreshing.delete(u);
               if (status !== 200) return;
               const set = JSON.parse(body) as { access_token: string; refresh_token: string };
@@ -434,6 +454,17 @@ export function mixedScenario(
         .filter(([code]) => code !== "200" && code !== "409")
         .reduce((a, [, n]) => a + n, 0);
       return { ...result, errors: result.errors - countedByLoad + statusErrors, routes };
+    },
+    async verify(url) {
+      const reader = bearer(f.users[0].access);
+      const readings = await inParallel([...ledgers], 32, async ([r, ledger]) => {
+        const res = await fetch(`${url}/rounds/${f.rounds[r]}`, { headers: reader });
+        if (res.status !== 200)
+          throw new Error(`case 8 seats: reading round ${f.rounds[r]} answered ${res.status}`);
+        const { members_count } = (await res.json()) as { members_count: number };
+        return { round: f.rounds[r], ledger, membersCount: members_count };
+      });
+      return seatVerdict(readings, SEATS);
     },
   };
 }

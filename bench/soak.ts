@@ -152,6 +152,7 @@ export async function runSoak(quick: boolean, log: (line: string) => void): Prom
   const statuses: Record<string, number> = {};
   let errors = 0;
   let countsAtEnd: Record<string, number> = {};
+  let seats = "seats not checked";
   /** Compacted by the store's close: the size of the data itself. */
   let filesAfterStop: Record<string, number> = {};
   try {
@@ -165,6 +166,8 @@ export async function runSoak(quick: boolean, log: (line: string) => void): Prom
       for (const [code, n] of Object.entries(result.statuses)) statuses[code] = (statuses[code] ?? 0) + n;
       await sample(minute, result.requests);
     }
+    // Throws when a round holds more members than seats, or other than its seeded and seated callers.
+    seats = await scenario.verify(system.baseUrl);
   } finally {
     // Stopped by SIGTERM: the store closes, compacting every file, so what is counted is what it holds.
     await system.stopServer();
@@ -214,7 +217,7 @@ export async function runSoak(quick: boolean, log: (line: string) => void): Prom
       `and ${plan.sizes.rounds.toLocaleString("en")} rounds. ${total.toLocaleString("en")} requests in all, ` +
       `${errors} unexpected answers; statuses ${Object.entries(statuses)
         .map(([c, n]) => `${c}×${n}`)
-        .join(" ")}.`,
+        .join(" ")}; ${seats}.`,
     "RSS from /proc; the heap after a full collection through the server's inspector; store: the " +
       "collections' files under DATA_DIR/db. Documents counted from each file (the last line of an id " +
       "wins), at the start on the server's folder and at the end after the server stopped.",
