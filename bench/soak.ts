@@ -152,7 +152,7 @@ export async function runSoak(quick: boolean, log: (line: string) => void): Prom
   const statuses: Record<string, number> = {};
   let errors = 0;
   let countsAtEnd: Record<string, number> = {};
-  let seats = "seats not checked";
+  let seats: string;
   /** Compacted by the store's close: the size of the data itself. */
   let filesAfterStop: Record<string, number> = {};
   try {
