@@ -184,6 +184,39 @@ describe("NeDB on disk", () => {
     await closeStore(store);
   });
 
+  it("when readById sees a change or removal that was not awaited, then it answers only after that line is in the file", async () => {
+    const dir = freshDir();
+    const store = openStore(dir, true);
+    const docs = store.collection<{ _id: string; n: number }>("things");
+    await docs.insertMany([
+      { _id: "changed", n: 0 },
+      { _id: "removed", n: 0 },
+    ]);
+    const file = path.join(dir, "things.db");
+    const change = docs.updateOne({ _id: "changed" }, { $set: { n: 1 } });
+    expect(await docs.readById("changed")).toEqual({ _id: "changed", n: 1 });
+    expect(fs.readFileSync(file, "utf8")).toContain('{"_id":"changed","n":1}');
+    const removal = docs.deleteOne({ _id: "removed" });
+    expect(await docs.readById("removed")).toBeNull();
+    expect(fs.readFileSync(file, "utf8")).toContain('{"$$deleted":true,"_id":"removed"}');
+    await Promise.all([change, removal]);
+    await closeStore(store);
+  });
+
+  it("when readById reads a document while only another one's change waits for its write, then it answers without waiting for it", async () => {
+    const dir = freshDir();
+    const store = openStore(dir, true);
+    const docs = store.collection<{ _id: string; n: number }>("things");
+    await docs.insertOne({ _id: "read", n: 0 });
+    const other = docs.insertOne({ _id: "other", n: 1 });
+    expect(await docs.readById("read")).toEqual({ _id: "read", n: 0 });
+    // The other document's line is still waiting for the turn's group write.
+    expect(fs.readFileSync(path.join(dir, "things.db"), "utf8")).not.toContain('"_id":"other"');
+    await other;
+    expect(fs.readFileSync(path.join(dir, "things.db"), "utf8")).toContain('"_id":"other"');
+    await closeStore(store);
+  });
+
   it("when a store holds a dir, then the lock file names this process and close removes it", async () => {
     const dir = freshDir();
     const store = openStore(dir);
