@@ -1,8 +1,12 @@
 /**
- * Joins of one round asked for in the same turn of the event loop go to the store as one conditional
- * update. In a stampede the winners used to queue one write each behind each other on the same document
- * (each a copy of the whole round, members and outbox, written out again): a hundred seats were a hundred
- * writes and a hundred revisions, each with its own snapshot to build.
+ * Joins of one round that arrive together go to the store as one conditional update. In a stampede the
+ * winners used to queue one write each behind each other on the same document (each a copy of the whole
+ * round, members and outbox, written out again): a hundred seats were a hundred writes and a hundred
+ * revisions, each with its own snapshot to build. A round's first join is written at once; joins that
+ * arrive while a write of their round is under way wait for it and go together, with those of the turn
+ * after it, as the next batch. Most joins of a mixed workload meet no other join of their round, and
+ * waiting for the next turn to gather a batch cost each of them a turn of the event loop
+ * (docs/decisions/0122-fewer-turns-per-write.md).
  *
  * Exactness stays with the store, not with this batching: the batch's update holds every condition of a
  * single join (active, not ended, none of its users a member yet) and asks for as many free seats as it
@@ -61,7 +65,8 @@ export class JoinBatches {
       batch = { round, waiting: [] };
       this.rounds.set(key, batch);
       const started = batch;
-      setImmediate(() => void this.drain(key, started));
+      // Once the caller's synchronous part is done: joins asked for in the same go are one batch.
+      queueMicrotask(() => void this.drain(key, started));
     } else if (round.members_count > batch.round.members_count) {
       batch.round = round;
     }

@@ -117,7 +117,7 @@ export class RoundsRepository {
   /**
    * Adds the member in one atomic conditional update, which also records `round.member.joined` in the
    * round's outbox: the seat and its announcement are stored together or not at all. Joins of the round
-   * asked for in the same turn share that update (JoinBatches). Resolves to the round after the update,
+   * that arrive together share that update (JoinBatches). Resolves to the round after the update,
    * or null when any condition failed (the caller reads the round again to say which).
    */
   addMember(

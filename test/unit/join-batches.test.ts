@@ -39,13 +39,23 @@ function recordingWrite(answer: (users: string[]) => "added" | "refused" | Error
 }
 
 describe("JoinBatches", () => {
-  it("when joins of a round arrive in one turn, then they are one write and each gets its result", async () => {
+  it("when joins of a round are asked for in one go, then they are one write and each gets its result", async () => {
     const { write, batches } = recordingWrite();
     const joins = new JoinBatches(write);
     const results = await Promise.all(["a", "b"].map((u) => joins.add(round(), claim(u))));
     expect(batches).toEqual([["a", "b"]]);
     expect(results[0]).toBe(results[1]);
     expect(results[0]?.members_count).toBe(2);
+  });
+
+  it("when a round has no write under way, then its join is written without waiting for the next turn", async () => {
+    const { write, batches } = recordingWrite();
+    const joins = new JoinBatches(write);
+    let turnEnded = false;
+    setImmediate(() => (turnEnded = true)); // before the join: a join waiting for a turn comes after it
+    await joins.add(round(), claim("a"));
+    expect(turnEnded).toBe(false);
+    expect(batches).toEqual([["a"]]);
   });
 
   it("when joins arrive while a write is under way, then they are the next batch, sized by the seats left", async () => {
