@@ -146,6 +146,20 @@ export const nedbSerializeHook: InternalsHook<NedbLib> = {
   },
 };
 
+/**
+ * NeDB's documented `compactDatafileAsync`, with the collection's lines made ahead before the compaction
+ * takes the collection's queue, while operations go on (nedb-lines-ahead), when nedb-serialize is in
+ * place to take them; inside the queue only the documents written meanwhile are left to make.
+ */
+export async function compactDatafile<T>(ds: Datastore<T>): Promise<void> {
+  const forget = isWrapped(nedbLibs.model.serialize) ? await makeLinesAhead(ds.getAllData()) : undefined;
+  try {
+    await ds.compactDatafileAsync();
+  } finally {
+    forget?.();
+  }
+}
+
 /** The group commit, per datastore: its `persistence` appends through `appender`. */
 export function nedbGroupCommitHook(appender: Appender): InternalsHook<NedbPersistence> {
   return {

@@ -3,9 +3,13 @@
  * (docs/decisions/0114-compaction-lines-made-ahead.md). NeDB's compaction turns every document of the
  * collection into its line in one loop that never gives the event loop a turn: for a large collection
  * the process sends no heartbeat and answers nothing for seconds, and its peers may drop it. Here the
- * lines are made first, in slices of about `SLICE_MS` with a turn of the event loop after each, while
- * the compaction holds the collection's queue (nothing can change a document meanwhile); NeDB's loop
- * then finds each line ready through the serialiser (nedb-serialize), which takes it out again.
+ * lines are made first, in slices of about `SLICE_MS` with a turn of the event loop after each; NeDB's
+ * loop then finds each line ready through the serialiser (nedb-serialize), which takes it out again.
+ *
+ * Lines are kept by document object, and a kept document is never changed (a write replaces it), so a
+ * line made for an object is that object's line for good. Most are made before the compaction takes
+ * the collection's queue, while operations go on (docs/decisions/0123-compaction-lines-made-before.md);
+ * inside the queue only the documents written meanwhile are left to make.
  */
 import { serializeLine } from "./nedb-fast-paths";
 
@@ -31,8 +35,9 @@ export function lineOf(doc: unknown): string {
 const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /**
- * Makes the lines of `docs` ahead, a slice at a time; resolves to a function that forgets whatever of
- * them was not taken (call it once the compaction is over, whether or not it succeeded).
+ * Makes the lines of `docs` ahead, a slice at a time, except those already made; resolves to a function
+ * that forgets whatever of them was not taken (call it once the compaction is over, whether or not it
+ * succeeded).
  */
 export async function makeLinesAhead(docs: readonly object[], sliceMs = SLICE_MS): Promise<() => void> {
   const forget = () => {
@@ -43,7 +48,7 @@ export async function makeLinesAhead(docs: readonly object[], sliceMs = SLICE_MS
     while (i < docs.length) {
       const until = performance.now() + sliceMs;
       do {
-        ready.set(docs[i], serializeLine(docs[i]));
+        if (!ready.has(docs[i])) ready.set(docs[i], serializeLine(docs[i]));
         i++;
       } while (i < docs.length && (i % CHECK_EVERY !== 0 || performance.now() < until));
       if (i < docs.length) await turn();

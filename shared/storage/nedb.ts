@@ -22,7 +22,7 @@ import type { HookSettings } from "../runtime/internals";
 import type { StoreWriteError, StoreWriteReason } from "../errors";
 import { compactionDue, compactionPhase, fileSize, roomToCompact } from "./nedb-compaction";
 import { NedbDataFile } from "./nedb-data-file";
-import { hookDatastore } from "./nedb-internals";
+import { compactDatafile, hookDatastore } from "./nedb-internals";
 import { fsWriteFailure, quietWatch, WriteHealth, type StoreWatch } from "./write-failures";
 
 type Doc = { _id: string | number };
@@ -275,7 +275,7 @@ class NedbCollection<T extends Doc> implements Collection<T> {
   }
 
   compact(): Promise<void> {
-    return this.durably(this.ds.compactDatafileAsync());
+    return this.durably(compactDatafile(this.ds));
   }
 
   /**
@@ -305,7 +305,7 @@ class NedbCollection<T extends Doc> implements Collection<T> {
     }
     const t0 = performance.now();
     try {
-      await this.ds.compactDatafileAsync();
+      await compactDatafile(this.ds);
     } catch (err) {
       watch.compactionFailed?.({ ...report, message: (err as Error).message ?? String(err) });
       return false;

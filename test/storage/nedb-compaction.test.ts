@@ -82,7 +82,8 @@ describe.each([
       }
       let compacting = true;
       const compaction = store.compactGrown().finally(() => (compacting = false));
-      // Asked for once it is queued: inserts, updates and deletes, in the same turn...
+      // Asked for once it has started: inserts, updates and deletes, in the same turn (they run while
+      // its lines are made, before it takes the collection's queue, or after it)...
       for (let i = 0; i < 100; i++) {
         writes.push(coll.insertOne({ _id: `new-${i}`, n: 0, pad: PAD }));
         expected.set(`new-${i}`, 0);
@@ -112,10 +113,12 @@ describe.each([
       expect(inFile).toEqual(want);
 
       // The file: the compacted documents once each, then one line per write that came after. No line
-      // twice (every write here makes a line of its own), none of an earlier write written again.
+      // twice (every write here makes a line of its own), none of an earlier write written again. At
+      // most as many as if every write asked for after the start had come after the compaction.
       const lines = fs.readFileSync(file, "utf8").split("\n").filter(Boolean);
       expect(new Set(lines).size).toBe(lines.length);
-      expect(lines).toHaveLength(SEEDED + 100 + 100 + 50 + late);
+      expect(lines.length).toBeGreaterThanOrEqual(expected.size);
+      expect(lines.length).toBeLessThanOrEqual(SEEDED + 100 + 100 + 50 + late);
       expect(compactions).toHaveLength(1);
       expect(compactions[0].bytesBefore).toBe(sizeBefore);
       expect(compactions[0].bytesAfter).toBeLessThan(sizeBefore / 2);

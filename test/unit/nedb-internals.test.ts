@@ -81,7 +81,7 @@ describe("the NeDB hooks against the installed NeDB", () => {
     }
   });
 
-  it("when the store compacts a collection with its hooks on, then the lines are made ahead of NeDB's loop, which takes every one, and the file reads back whole", async () => {
+  it("when the store compacts a collection with its hooks on, then the lines are made ahead, before the compaction takes the queue and in it, NeDB's loop takes every one, and the file reads back whole", async () => {
     const dir = tmp();
     const made = jest.spyOn(linesAhead, "makeLinesAhead");
     try {
@@ -95,10 +95,45 @@ describe("the NeDB hooks against the installed NeDB", () => {
       }));
       await rounds.insertMany(docs);
       await store.close(); // compacts (as the load did, with nothing in it yet)
-      expect(made.mock.calls.map(([lines]) => lines.length)).toEqual([0, docs.length]);
+      // The load's compaction (in the queue, nothing yet); then close's: before the queue, and in it.
+      expect(made.mock.calls.map(([lines]) => lines.length)).toEqual([0, docs.length, docs.length]);
       expect(linesAhead.linesWaiting()).toBe(0);
       const again = new NedbStore(dir, { off: ["all"] });
       expect(await again.collection<Doc>("rounds").find({}, { sort: { _id: 1 } })).toEqual(docs);
+      await again.close();
+    } finally {
+      made.mockRestore();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("when a document is written while the store makes a compaction's lines before taking the queue, then the write answers meanwhile and the file holds it", async () => {
+    const dir = tmp();
+    const makeLines = linesAhead.makeLinesAhead;
+    const made = jest.spyOn(linesAhead, "makeLinesAhead");
+    try {
+      const store = new NedbStore(dir, { off: [] });
+      const rounds = store.collection<Doc>("rounds");
+      await rounds.insertMany(
+        Array.from({ length: 50 }, (_, i) => ({ _id: `r${i}`, email: `${i}@x`, n: i })),
+      );
+      let answeredMeanwhile = false;
+      made.mockImplementationOnce(async (all, sliceMs) => {
+        // `all` was read before this write: its line for r5 is the old one.
+        await rounds.updateOne({ _id: "r5" }, { $set: { n: -5 } });
+        answeredMeanwhile = true;
+        return makeLines(all, sliceMs);
+      });
+      await (rounds as unknown as { compact(): Promise<void> }).compact();
+      expect(answeredMeanwhile).toBe(true);
+      await store.close();
+      const again = new NedbStore(dir, { off: ["all"] });
+      expect(await again.collection<Doc>("rounds").findOne({ _id: "r5" })).toEqual({
+        _id: "r5",
+        email: "5@x",
+        n: -5,
+      });
+      expect(await again.collection<Doc>("rounds").count({})).toBe(50);
       await again.close();
     } finally {
       made.mockRestore();

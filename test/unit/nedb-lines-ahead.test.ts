@@ -3,6 +3,7 @@
  * gets turns while they are made, each line is the one serializeLine writes, the serialiser takes each
  * once, and nothing stays behind.
  */
+import * as fastPaths from "../../shared/storage/nedb-fast-paths";
 import { serializeLine } from "../../shared/storage/nedb-fast-paths";
 import { lineOf, linesWaiting, makeLinesAhead } from "../../shared/storage/nedb-lines-ahead";
 
@@ -28,6 +29,21 @@ describe("lines made ahead of a compaction", () => {
     for (const doc of docs) expect(lineOf(doc)).toBe(serializeLine(doc));
     expect(linesWaiting()).toBe(0);
     forget();
+  });
+
+  it("when the lines of some documents were made already, then making them ahead again makes only the others", async () => {
+    const forgetFirst = await makeLinesAhead(docs.slice(0, 600));
+    const made = jest.spyOn(fastPaths, "serializeLine");
+    try {
+      const forget = await makeLinesAhead(docs);
+      expect(made).toHaveBeenCalledTimes(400);
+      expect(linesWaiting()).toBe(docs.length);
+      forget();
+    } finally {
+      made.mockRestore();
+      forgetFirst();
+    }
+    expect(linesWaiting()).toBe(0);
   });
 
   it("when a compaction ends before taking every line, then forgetting leaves none behind, and a document without a line made is serialised at once", async () => {
