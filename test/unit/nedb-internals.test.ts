@@ -11,6 +11,7 @@ import { isWrapped, reasonNotToApply, removeHook, useHook } from "../../shared/r
 import { NedbStore } from "../../shared/storage";
 import * as linesAhead from "../../shared/storage/nedb-lines-ahead";
 import {
+  compactDatafile,
   nedbGroupCommitHook,
   nedbIndexUpdateHook,
   nedbLibs,
@@ -137,6 +138,29 @@ describe("the NeDB hooks against the installed NeDB", () => {
       await again.close();
     } finally {
       made.mockRestore();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("when the lines are made before the compaction takes the queue, then the wait it reports leaves their time out", async () => {
+    const dir = tmp();
+    const ds = new Datastore({ filename: path.join(dir, "rounds.db") });
+    const makeLines = linesAhead.makeLinesAhead;
+    const made = jest.spyOn(linesAhead, "makeLinesAhead");
+    try {
+      await ds.loadDatabaseAsync();
+      await ds.insertAsync(Array.from({ length: 50 }, (_, i) => ({ _id: `r${i}`, n: i })));
+      expect(useHook(nedbSerializeHook, nedbLibs, { off: [] })).toBe(true);
+      made.mockImplementationOnce(async (all, sliceMs) => {
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        return makeLines(all, sliceMs);
+      });
+      const held = await compactDatafile(ds);
+      expect(made).toHaveBeenCalledTimes(1);
+      expect(held).toBeLessThan(200);
+    } finally {
+      made.mockRestore();
+      removeHook(nedbSerializeHook, nedbLibs);
       fs.rmSync(dir, { recursive: true, force: true });
     }
   });
