@@ -280,10 +280,11 @@ class NedbCollection<T extends Doc> implements Collection<T> {
 
   /**
    * Compacts the file if it has grown enough since its last compaction (nedb-compaction.ts); resolves
-   * to whether it did. NeDB runs the compaction in the datastore's queue: operations asked for meanwhile
-   * wait for it and then run on the new file (with the group commit, the lines still waiting are
-   * written to the old file first, NedbDataFile.beforeCompaction). A failure leaves the old file as it
-   * was and is reported, never thrown: the collection goes on, and the next look tries again.
+   * to whether it did. Its lines are made first (compactDatafile); then NeDB runs the compaction in the
+   * datastore's queue: operations asked for meanwhile wait for it and then run on the new file (with the
+   * group commit, the lines still waiting are written to the old file first,
+   * NedbDataFile.beforeCompaction). A failure leaves the old file as it was and is reported, never
+   * thrown: the collection goes on, and the next look tries again.
    */
   async compactIfGrown(): Promise<boolean> {
     if (this.blocked || this.file.stale) return false;
