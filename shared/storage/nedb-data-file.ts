@@ -66,7 +66,7 @@ export class NedbDataFile implements Appender {
   private memoryStale = false;
   private lines: string[] = [];
   /** The `_id`s of the documents whose lines wait in `lines`. */
-  private pendingIds = new Set<unknown>();
+  private readonly pendingIds = new Set<unknown>();
   private waiters: Waiter[] = [];
   private scheduled = false;
 
@@ -120,7 +120,7 @@ export class NedbDataFile implements Appender {
     const waiters = this.waiters;
     this.lines = [];
     this.waiters = [];
-    if (this.pendingIds.size > 0) this.pendingIds = new Set();
+    this.pendingIds.clear();
     if (lines.length > 0) {
       try {
         this.write(Buffer.from(`${lines.join("\n")}\n`, "utf8"));
