@@ -4,12 +4,14 @@
  * delete, so a file grows with every write even when the data does not, and NeDB compacts only when it
  * loads (at start) unless asked. Every STORE_COMPACTION_INTERVAL_SECONDS (the first time after a random
  * part of it) each collection's file is looked at (one `stat`), and compacted through NeDB's documented
- * `compactDatafileAsync` once it has grown to twice its size after the last compaction, and by at least
- * COMPACTION_MIN_GROWTH: at most half of the file is then dead lines, and rewriting the live half costs
- * at most one byte written per byte appended since. A compaction writes the whole file elsewhere before
- * it replaces the old one, so it is skipped while the file system has less room than twice the file. A
- * file larger than STORE_COMPACTION_MAX_MB is left to the next load or close: NeDB's compaction holds
- * the collection, and for a moment the whole process, for a time that grows with the data
+ * `compactDatafileAsync` once it has grown to twice its size after the last compaction, by at least
+ * COMPACTION_MIN_GROWTH, and at least half of it is dead lines (`mostlyDead`): rewriting the live half
+ * then costs at most one byte written per byte appended since, and a file grown by inserts, which a
+ * rewrite would not shrink, is left as it is until it has doubled again from its live bytes
+ * (docs/decisions/0124-compaction-only-of-dead-lines.md). A compaction writes the whole file elsewhere
+ * before it replaces the old one, so it is skipped while the file system has less room than twice the
+ * file. A file larger than STORE_COMPACTION_MAX_MB is left to the next load or close: NeDB's compaction
+ * holds the collection, and for a moment the whole process, for a time that grows with the data
  * (docs/decisions/0108-no-compaction-of-large-files-while-running.md).
  *
  * Not NeDB's `setAutocompactionInterval`: it compacts every file at every tick however little changed,
@@ -18,6 +20,7 @@
  */
 import fs from "node:fs";
 import path from "node:path";
+import { serializeLine } from "./nedb-fast-paths";
 
 /** Growth below which a file is never compacted while running (small files are cheap either way). */
 export const COMPACTION_MIN_GROWTH = 1024 * 1024;
@@ -25,6 +28,29 @@ export const COMPACTION_MIN_GROWTH = 1024 * 1024;
 /** Whether a file of `size` bytes, `base` bytes after its last compaction, is due. */
 export const compactionDue = (size: number, base: number): boolean =>
   size >= 2 * base && size - base >= COMPACTION_MIN_GROWTH;
+
+/** At most this many documents are serialised to estimate a file's live bytes. */
+export const LIVE_SAMPLE = 256;
+
+/**
+ * About how many bytes a compaction of `docs` would write: their number times the mean line of an
+ * even sample of them (every k-th, so the same data gives the same figure). One pass over an array
+ * NeDB builds of its documents, and at most LIVE_SAMPLE lines made.
+ */
+export function liveBytes(docs: readonly unknown[], sample = LIVE_SAMPLE): number {
+  if (docs.length === 0) return 0;
+  const step = Math.ceil(docs.length / sample);
+  let bytes = 0;
+  let lines = 0;
+  for (let i = 0; i < docs.length; i += step) {
+    bytes += Buffer.byteLength(serializeLine(docs[i])) + 1; // and its newline
+    lines++;
+  }
+  return Math.round((bytes / lines) * docs.length);
+}
+
+/** Whether at least half of a file of `size` bytes is dead lines, `live` bytes of it being live. */
+export const mostlyDead = (size: number, live: number): boolean => size >= 2 * live;
 
 /** When, within the first interval, a store first checks its files: at random, so stores out of step. */
 export const compactionPhase = (intervalMs: number, random: () => number = Math.random): number =>

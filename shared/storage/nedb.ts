@@ -20,7 +20,14 @@ import {
 import { loadSetting } from "../config";
 import type { HookSettings } from "../runtime/internals";
 import type { StoreWriteError, StoreWriteReason } from "../errors";
-import { compactionDue, compactionPhase, fileSize, roomToCompact } from "./nedb-compaction";
+import {
+  compactionDue,
+  compactionPhase,
+  fileSize,
+  liveBytes,
+  mostlyDead,
+  roomToCompact,
+} from "./nedb-compaction";
 import { NedbDataFile } from "./nedb-data-file";
 import { compactDatafile, hookDatastore } from "./nedb-internals";
 import { fsWriteFailure, quietWatch, WriteHealth, type StoreWatch } from "./write-failures";
@@ -70,7 +77,11 @@ class NedbCollection<T extends Doc> implements Collection<T> {
   private lastFailure: { code: string; reason: StoreWriteReason; cause: unknown } | null = null;
   /** NeDB's own appends (group commit off): memory being loaded again from the file. */
   private reloading: Promise<void> | null = null;
-  /** The file's size after its last compaction (NeDB compacts at every load too); null: not yet known. */
+  /**
+   * The file's size after its last compaction (NeDB compacts at every load too), or its live bytes when
+   * it was last found mostly live; null: not yet known. The next look that may compact it is due once
+   * the file has doubled from it.
+   */
   private compactedSize: number | null = null;
   /** The file has been reported too large to compact while running (said once, not at every look). */
   private deferralTold = false;
@@ -279,8 +290,8 @@ class NedbCollection<T extends Doc> implements Collection<T> {
   }
 
   /**
-   * Compacts the file if it has grown enough since its last compaction (nedb-compaction.ts); resolves
-   * to whether it did. Its lines are made first (compactDatafile); then NeDB runs the compaction in the
+   * Compacts the file if it has grown enough since its last compaction and at least half of it is dead
+   * lines (nedb-compaction.ts); resolves to whether it did. Its lines are made first (compactDatafile); then NeDB runs the compaction in the
    * datastore's queue: operations asked for meanwhile wait for it and then run on the new file (with the
    * group commit, the lines still waiting are written to the old file first,
    * NedbDataFile.beforeCompaction). A failure leaves the old file as it was and is reported, never
@@ -298,6 +309,11 @@ class NedbCollection<T extends Doc> implements Collection<T> {
       const maxBytes = this.options.compactionMaxBytes;
       if (!this.deferralTold) watch.compactionDeferred?.({ ...report, bytes: size, maxBytes });
       this.deferralTold = true;
+      return false;
+    }
+    const live = liveBytes(this.ds.getAllData());
+    if (!mostlyDead(size, live)) {
+      this.compactedSize = live; // grown by inserts more than by dead lines: look again once it has doubled
       return false;
     }
     if (!roomToCompact(this.filename, size)) {

@@ -1,6 +1,7 @@
 /**
  * The embedded store compacts its files while running (docs/decisions/0078-nedb-compaction-while-running.md):
- * a file that has grown to twice its size after the last compaction is rewritten from memory through
+ * a file that has grown to twice its size after the last compaction, at least half of it dead lines
+ * (0124-compaction-only-of-dead-lines.md), is rewritten from memory through
  * NeDB's compactDatafileAsync, on the group-commit write path (nedb-group-commit hook) and on NeDB's own
  * (the hook forced off, INTERNALS_HOOKS_OFF=all); writes arriving meanwhile are neither lost nor
  * duplicated, in memory or in the file a kill -9 would leave.
@@ -148,6 +149,45 @@ describe.each([
       await expect(store.compactGrown()).resolves.toEqual([]);
       expect(sizeOf(file)).toBe(after);
     } finally {
+      await store.close();
+    }
+  });
+
+  it("when a file has grown by inserts only, then it is not rewritten, nor looked into again before it doubles; once half of it is dead lines, it is compacted", async () => {
+    const dir = freshDir();
+    const store = new NedbStore(dir, { off }, { compactionIntervalMs: 0 });
+    const getAllData = jest.spyOn(Datastore.prototype, "getAllData");
+    try {
+      const coll = store.collection<Doc>("things");
+      const file = path.join(dir, "things.db");
+      await coll.insertOne({ _id: "a", n: 0, pad: PAD });
+      await expect(store.compactGrown()).resolves.toEqual([]); // the first look: its size is the base
+      await coll.insertMany(Array.from({ length: SEEDED }, (_, i) => ({ _id: idOf(i), n: 0, pad: PAD })));
+      const inserted = sizeOf(file);
+      expect(inserted).toBeGreaterThan(COMPACTION_MIN_GROWTH);
+
+      getAllData.mockClear();
+      await expect(store.compactGrown()).resolves.toEqual([]);
+      expect(sizeOf(file)).toBe(inserted); // a rewrite would not have shrunk it
+      expect(getAllData).toHaveBeenCalledTimes(1);
+      getAllData.mockClear();
+      await expect(store.compactGrown()).resolves.toEqual([]);
+      expect(getAllData).not.toHaveBeenCalled(); // not doubled since: only the stat
+
+      for (const n of [1, 2]) {
+        await Promise.all(
+          Array.from({ length: SEEDED }, (_, i) => coll.updateOne({ _id: idOf(i) }, { $set: { n } })),
+        );
+      }
+      const updated = sizeOf(file);
+      await expect(store.compactGrown()).resolves.toEqual(["things"]);
+      expect(sizeOf(file)).toBeLessThan(updated / 2);
+      expect((await loadedFromFile(file)).map((d) => d.n)).toEqual([
+        0,
+        ...Array.from({ length: SEEDED }, () => 2),
+      ]);
+    } finally {
+      getAllData.mockRestore();
       await store.close();
     }
   });
