@@ -78,11 +78,11 @@ class NedbCollection<T extends Doc> implements Collection<T> {
   /** NeDB's own appends (group commit off): memory being loaded again from the file. */
   private reloading: Promise<void> | null = null;
   /**
-   * The file's size after its last compaction (NeDB compacts at every load too), or its live bytes when
-   * it was last found mostly live; null: not yet known. The next look that may compact it is due once
-   * the file has doubled from it.
+   * What the file must double from before a look may compact it: its size after its last compaction
+   * (NeDB compacts at every load too), or its live bytes when a look last found it mostly live; null:
+   * not yet known.
    */
-  private compactedSize: number | null = null;
+  private compactionBase: number | null = null;
   /** The file has been reported too large to compact while running (said once, not at every look). */
   private deferralTold = false;
 
@@ -94,7 +94,7 @@ class NedbCollection<T extends Doc> implements Collection<T> {
     private readonly options: NedbCollectionOptions,
   ) {
     // (A documented event: after a load, a `compactDatafileAsync`, or a compaction of ours.)
-    ds.on("compaction.done", () => void (this.compactedSize = fileSize(filename)));
+    ds.on("compaction.done", () => void (this.compactionBase = fileSize(filename)));
     this.health = new WriteHealth(name, filename, options.watch);
     this.file = new NedbDataFile(ds as unknown as Datastore<never>, {
       fsync: options.fsync,
@@ -291,17 +291,17 @@ class NedbCollection<T extends Doc> implements Collection<T> {
 
   /**
    * Compacts the file if it has grown enough since its last compaction and at least half of it is dead
-   * lines (nedb-compaction.ts); resolves to whether it did. Its lines are made first (compactDatafile); then NeDB runs the compaction in the
-   * datastore's queue: operations asked for meanwhile wait for it and then run on the new file (with the
-   * group commit, the lines still waiting are written to the old file first,
-   * NedbDataFile.beforeCompaction). A failure leaves the old file as it was and is reported, never
+   * lines (nedb-compaction.ts); resolves to whether it did. Its lines are made first (compactDatafile);
+   * then NeDB runs the compaction in the datastore's queue: operations asked for meanwhile wait for it
+   * and then run on the new file (with the group commit, the lines still waiting are written to the old
+   * file first, NedbDataFile.beforeCompaction). A failure leaves the old file as it was and is reported, never
    * thrown: the collection goes on, and the next look tries again.
    */
   async compactIfGrown(): Promise<boolean> {
     if (this.blocked || this.file.stale) return false;
     const size = fileSize(this.filename);
     if (size === null) return false;
-    const base = (this.compactedSize ??= size);
+    const base = (this.compactionBase ??= size);
     if (!compactionDue(size, base)) return false;
     const watch = this.options.watch;
     const report = { store: this.name, path: this.filename };
@@ -313,7 +313,7 @@ class NedbCollection<T extends Doc> implements Collection<T> {
     }
     const live = liveBytes(this.ds.getAllData());
     if (!mostlyDead(size, live)) {
-      this.compactedSize = live; // grown by inserts more than by dead lines: look again once it has doubled
+      this.compactionBase = live; // grown by inserts more than by dead lines: look again once it has doubled
       return false;
     }
     if (!roomToCompact(this.filename, size)) {
@@ -328,7 +328,7 @@ class NedbCollection<T extends Doc> implements Collection<T> {
       return false;
     }
     const ms = Math.round(held);
-    watch.compacted?.({ ...report, bytesBefore: size, bytesAfter: this.compactedSize ?? 0, ms });
+    watch.compacted?.({ ...report, bytesBefore: size, bytesAfter: this.compactionBase ?? 0, ms });
     return true;
   }
 
