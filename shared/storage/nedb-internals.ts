@@ -149,11 +149,15 @@ export const nedbSerializeHook: InternalsHook<NedbLib> = {
 /**
  * NeDB's documented `compactDatafileAsync`, with the collection's lines made ahead before the compaction
  * takes the collection's queue, while operations go on (nedb-lines-ahead), when nedb-serialize is in
- * place to take them; inside the queue only the documents written meanwhile are left to make. Resolves
- * to how long the collection's operations waited: from asking NeDB to compact until it was done.
+ * place to take them; inside the queue only the documents written meanwhile are left to make. `docs`:
+ * the collection's documents when the caller has just taken them. Resolves to how long the
+ * collection's operations waited: from asking NeDB to compact until it was done.
  */
-export async function compactDatafile<T>(ds: Datastore<T>): Promise<number> {
-  const forget = isWrapped(nedbLibs.model.serialize) ? await makeLinesAhead(ds.getAllData()) : undefined;
+export async function compactDatafile<T>(
+  ds: Datastore<T>,
+  docs: readonly object[] = ds.getAllData(),
+): Promise<number> {
+  const forget = isWrapped(nedbLibs.model.serialize) ? await makeLinesAhead(docs) : undefined;
   try {
     const asked = performance.now();
     await ds.compactDatafileAsync();

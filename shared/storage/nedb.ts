@@ -294,8 +294,8 @@ class NedbCollection<T extends Doc> implements Collection<T> {
    * lines (nedb-compaction.ts); resolves to whether it did. Its lines are made first (compactDatafile);
    * then NeDB runs the compaction in the datastore's queue: operations asked for meanwhile wait for it
    * and then run on the new file (with the group commit, the lines still waiting are written to the old
-   * file first, NedbDataFile.beforeCompaction). A failure leaves the old file as it was and is reported, never
-   * thrown: the collection goes on, and the next look tries again.
+   * file first, NedbDataFile.beforeCompaction). A failure leaves the old file as it was and is reported,
+   * never thrown: the collection goes on, and the next look tries again.
    */
   async compactIfGrown(): Promise<boolean> {
     if (this.blocked || this.file.stale) return false;
@@ -311,7 +311,8 @@ class NedbCollection<T extends Doc> implements Collection<T> {
       this.deferralTold = true;
       return false;
     }
-    const live = liveBytes(this.ds.getAllData());
+    const docs = this.ds.getAllData();
+    const live = liveBytes(docs);
     if (!mostlyDead(size, live)) {
       this.compactionBase = live; // grown by inserts more than by dead lines: look again once it has doubled
       return false;
@@ -322,7 +323,7 @@ class NedbCollection<T extends Doc> implements Collection<T> {
     }
     let held: number;
     try {
-      held = await compactDatafile(this.ds);
+      held = await compactDatafile(this.ds, docs); // the documents just estimated, in the same turn
     } catch (err) {
       watch.compactionFailed?.({ ...report, message: (err as Error).message ?? String(err) });
       return false;
