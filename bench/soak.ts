@@ -46,9 +46,13 @@ function fileSizes(dbDir: string): Record<string, number> {
   return sizes;
 }
 
-/** Documents of one NeDB file, read as NeDB's loader reads it: the last line of an `_id` wins. */
-export function documentsIn(file: string): number {
-  const live = new Set<string>();
+/**
+ * The documents of one NeDB file, read as NeDB's loader reads it (the last line of an `_id` wins), and
+ * the bytes of their lines with newlines: about what a compaction would leave (it also writes the
+ * index definitions, a line each).
+ */
+export function liveIn(file: string): { documents: number; bytes: number } {
+  const live = new Map<string, number>();
   for (const line of fs.readFileSync(file, "utf8").split("\n")) {
     if (line === "") continue;
     let doc: { _id?: unknown; $$deleted?: boolean };
@@ -60,16 +64,19 @@ export function documentsIn(file: string): number {
     if (doc._id === undefined) continue;
     const id = JSON.stringify(doc._id);
     if (doc.$$deleted) live.delete(id);
-    else live.add(id);
+    else live.set(id, Buffer.byteLength(line) + 1);
   }
-  return live.size;
+  let bytes = 0;
+  for (const b of live.values()) bytes += b;
+  return { documents: live.size, bytes };
 }
 
-function documentCounts(dbDir: string): Record<string, number> {
-  const counts: Record<string, number> = {};
+/** Each collection's documents and their live bytes (liveIn), by collection. */
+function liveByCollection(dbDir: string): Record<string, { documents: number; bytes: number }> {
+  const found: Record<string, { documents: number; bytes: number }> = {};
   for (const f of fs.readdirSync(dbDir).filter((n) => n.endsWith(".db")))
-    counts[f.slice(0, -3)] = documentsIn(path.join(dbDir, f));
-  return counts;
+    found[f.slice(0, -3)] = liveIn(path.join(dbDir, f));
+  return found;
 }
 
 interface Sample {
@@ -147,13 +154,12 @@ export async function runSoak(quick: boolean, log: (line: string) => void): Prom
     );
   };
   const fixtures: MixedFixtures = system.fixtures;
-  const countsAtStart = documentCounts(dbDir);
+  const atStart = liveByCollection(dbDir);
   const byRoute: Record<string, number> = {};
   const statuses: Record<string, number> = {};
   let errors = 0;
-  let countsAtEnd: Record<string, number> = {};
+  let atEnd: Record<string, { documents: number; bytes: number }> = {};
   let seats: string;
-  /** Compacted by the store's close: the size of the data itself. */
   let filesAfterStop: Record<string, number> = {};
   try {
     await sample(0, 0);
@@ -169,10 +175,10 @@ export async function runSoak(quick: boolean, log: (line: string) => void): Prom
     // Throws when a round holds more members than seats, or other than its seeded and seated callers.
     seats = await scenario.verify(system.baseUrl);
   } finally {
-    // Stopped by SIGTERM: the store closes, compacting every file, so what is counted is what it holds.
+    // Stopped by SIGTERM: the store writes out every file, so what is counted is what it holds.
     await system.stopServer();
     if (fs.existsSync(dbDir)) {
-      countsAtEnd = documentCounts(dbDir);
+      atEnd = liveByCollection(dbDir);
       filesAfterStop = fileSizes(dbDir);
     }
     await system.stop();
@@ -189,11 +195,11 @@ export async function runSoak(quick: boolean, log: (line: string) => void): Prom
     ...Object.fromEntries(columns.map((c) => [`${c} MB`, mb(s.files[c] ?? 0)])),
   }));
   const total = Object.values(byRoute).reduce((a, b) => a + b, 0);
-  const collections: Row[] = Object.keys({ ...countsAtStart, ...countsAtEnd })
+  const collections: Row[] = Object.keys({ ...atStart, ...atEnd })
     .sort()
     .map((name) => {
-      const start = countsAtStart[name] ?? 0;
-      const end = countsAtEnd[name] ?? 0;
+      const start = atStart[name]?.documents ?? 0;
+      const end = atEnd[name]?.documents ?? 0;
       return {
         collection: name,
         "documents at start": start,
@@ -202,7 +208,8 @@ export async function runSoak(quick: boolean, log: (line: string) => void): Prom
         "added per 1,000 requests": total > 0 ? (((end - start) / total) * 1000).toFixed(2) : "–",
         "file MB at start": mb(samples[0].files[name] ?? 0),
         "file MB at end (before stop)": mb(samples[samples.length - 1].files[name] ?? 0),
-        "file MB after stop (compacted)": mb(filesAfterStop[name] ?? 0),
+        "file MB after stop": mb(filesAfterStop[name] ?? 0),
+        "live MB after stop": mb(atEnd[name]?.bytes ?? 0),
       };
     });
   const routes: Row[] = (Object.keys(MIX) as Route[]).map((route) => ({
@@ -220,7 +227,9 @@ export async function runSoak(quick: boolean, log: (line: string) => void): Prom
         .join(" ")}; ${seats}.`,
     "RSS from /proc; the heap after a full collection through the server's inspector; store: the " +
       "collections' files under DATA_DIR/db. Documents counted from each file (the last line of an id " +
-      "wins), at the start on the server's folder and at the end after the server stopped.",
+      "wins), at the start on the server's folder and at the end after the server stopped; live MB: " +
+      "those documents' last lines, about what a compaction leaves (the stop compacts only a file at " +
+      "least half dead lines).",
   ].join("\n\n");
   const sections = [
     { title: "Over time", rows: overTime },

@@ -173,7 +173,7 @@ export const configSchema = {
   storeCompactionIntervalSeconds: entry(
     "STORE_COMPACTION_INTERVAL_SECONDS",
     "60",
-    "Embedded store: how often each collection's file is checked (first after a random part of it), and compacted (rewritten from memory) once it has doubled since its last compaction and is half dead lines; 0: only at start and stop (why: docs/decisions/0078-nedb-compaction-while-running.md, 0124)",
+    "Embedded store: how often each collection's file is checked (first after a random part of it), and compacted once it has doubled since its last compaction and is half dead lines; 0: only at start, and at stop if half dead (why: docs/decisions/0078-nedb-compaction-while-running.md, 0124, 0125)",
     int(0, 86_400),
   ),
   storeCompactionMaxMb: entry(

@@ -10,7 +10,7 @@
  * rewrite would not shrink, is left as it is until it has doubled again from its live bytes
  * (docs/decisions/0124-compaction-only-of-dead-lines.md). A compaction writes the whole file elsewhere
  * before it replaces the old one, so it is skipped while the file system has less room than twice the
- * file. A file larger than STORE_COMPACTION_MAX_MB is left to the next load or close: NeDB's compaction
+ * file. A file larger than STORE_COMPACTION_MAX_MB is left to the next load: NeDB's compaction
  * holds the collection, and for a moment the whole process, for a time that grows with the data
  * (docs/decisions/0108-no-compaction-of-large-files-while-running.md).
  *

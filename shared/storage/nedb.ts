@@ -56,12 +56,12 @@ export interface NedbCollectionOptions {
   watch: StoreWatch;
   /**
    * How often each file is looked at and compacted if it grew enough (STORE_COMPACTION_INTERVAL_SECONDS,
-   * shared/storage/nedb-compaction.ts); 0: only when loaded and closed.
+   * shared/storage/nedb-compaction.ts); 0: only when loaded, and at close if mostly dead lines.
    */
   compactionIntervalMs: number;
   /**
    * The largest file compacted while running (STORE_COMPACTION_MAX_MB); 0: no limit. A larger one is
-   * compacted only when loaded and closed (docs/decisions/0108-no-compaction-of-large-files-while-running.md).
+   * compacted only when loaded (docs/decisions/0108-no-compaction-of-large-files-while-running.md).
    */
   compactionMaxBytes: number;
 }
@@ -340,17 +340,39 @@ class NedbCollection<T extends Doc> implements Collection<T> {
   }
 
   /**
-   * Compacts the file (NeDB appends every change) and lets go of it. A file above STORE_COMPACTION_MAX_MB
-   * is left as it is: its compaction would outlast the stop's bound, and NeDB rewrites every file it
-   * loads, so the next start compacts it anyway (docs/decisions/0109-no-compaction-of-large-files-at-close.md).
+   * Lets go of the file once every operation asked before it has run, its lines written and synced to
+   * disk. The file is compacted first only if at least half of it is dead lines and it is within
+   * STORE_COMPACTION_MAX_MB: rewriting a file that is mostly live (one grown by inserts) would only make
+   * the stop longer, since NeDB rewrites every file it loads anyway
+   * (docs/decisions/0125-close-compacts-only-dead-lines.md; a large file:
+   * docs/decisions/0109-no-compaction-of-large-files-at-close.md).
    */
   async close(): Promise<void> {
     const size = fileSize(this.filename);
-    if (size === null || !this.tooLargeToCompact(size)) await this.compact().catch(() => undefined);
-    // Else an operation through NeDB's queue all the same: whatever was asked before it has run.
-    else await this.durably(this.ds.countAsync({ _id: "" })).catch(() => undefined);
+    const docs = size === null || !this.tooLargeToCompact(size) ? this.ds.getAllData() : null;
+    if (docs && (size === null || mostlyDead(size, liveBytes(docs)))) {
+      await this.durably(compactDatafile(this.ds, docs)).catch(() => undefined);
+    } else {
+      // An operation through NeDB's queue all the same: whatever was asked before it has run.
+      await this.durably(this.ds.countAsync({ _id: "" })).catch(() => undefined);
+    }
     this.file.flush();
+    // A compaction syncs the file it writes; appends are synced only with STORE_FSYNC, so a stop does it.
+    if (size !== null) syncToDisk(this.filename);
     this.file.release();
+  }
+}
+
+/** `fdatasync` of a file by name; a file that cannot be opened or synced is left as it is. */
+function syncToDisk(file: string): void {
+  let fd: number | null = null;
+  try {
+    fd = fs.openSync(file, "r");
+    fs.fdatasyncSync(fd);
+  } catch {
+    // What was written stays in the kernel's cache, as after any write without STORE_FSYNC.
+  } finally {
+    if (fd !== null) fs.closeSync(fd);
   }
 }
 
@@ -489,7 +511,7 @@ export class NedbStore implements Store {
     if (this.compactionTimer) clearTimeout(this.compactionTimer); // the first check's, or the interval's
     await this.compacting;
     if (this.dir) {
-      // NeDB appends every change; compacting on close keeps the files as small as the data.
+      // Each writes out and syncs its file, compacted first if it is mostly dead lines.
       await Promise.all([...this.collections.values()].map((c) => c.close()));
     }
     this.collections.clear();

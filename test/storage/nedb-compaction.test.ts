@@ -4,7 +4,8 @@
  * (0124-compaction-only-of-dead-lines.md), is rewritten from memory through
  * NeDB's compactDatafileAsync, on the group-commit write path (nedb-group-commit hook) and on NeDB's own
  * (the hook forced off, INTERNALS_HOOKS_OFF=all); writes arriving meanwhile are neither lost nor
- * duplicated, in memory or in the file a kill -9 would leave.
+ * duplicated, in memory or in the file a kill -9 would leave. A store's close compacts only such a file
+ * and syncs the others (0125-close-compacts-only-dead-lines.md).
  */
 import fs from "node:fs";
 import os from "node:os";
@@ -296,21 +297,6 @@ describe("NeDB compaction of a file above STORE_COMPACTION_MAX_MB", () => {
     }
   });
 
-  it("when a file within the limit has grown, then closing the store compacts it", async () => {
-    const dir = freshDir();
-    const store = new NedbStore(
-      dir,
-      { off: [] },
-      { compactionIntervalMs: 0, compactionMaxBytes: 64 * 2 ** 20 },
-    );
-    const file = path.join(dir, "things.db");
-    await grown(store.collection<Doc>("things"));
-    const before = sizeOf(file);
-    await store.close();
-    expect(sizeOf(file)).toBeLessThan(before / 2);
-    expect((await loadedFromFile(file)).map((d) => d.n)).toEqual(Array.from({ length: SEEDED }, () => 2));
-  });
-
   it("when a grown file is within the limit, then it is compacted while running as before", async () => {
     const dir = freshDir();
     const store = new NedbStore(
@@ -324,5 +310,51 @@ describe("NeDB compaction of a file above STORE_COMPACTION_MAX_MB", () => {
     } finally {
       await store.close();
     }
+  });
+});
+
+describe.each([
+  ["the group commit (nedb-group-commit hook on)", [] as string[]],
+  ["NeDB's own appends (INTERNALS_HOOKS_OFF=all)", ["all"]],
+])("Closing a store, on %s", (_, off) => {
+  /** A store within the limit, not compacting while running; the file of its `things`. */
+  const storeIn = (dir: string) => ({
+    store: new NedbStore(dir, { off }, { compactionIntervalMs: 0, compactionMaxBytes: 64 * 2 ** 20 }),
+    file: path.join(dir, "things.db"),
+  });
+  /** The descriptors opened on `file` meanwhile that `fdatasync` was called on. */
+  async function syncsOf(file: string, act: () => Promise<void>): Promise<number> {
+    const opened = jest.spyOn(fs, "openSync");
+    const synced = jest.spyOn(fs, "fdatasyncSync");
+    try {
+      await act();
+      const fds = opened.mock.calls.flatMap((args, i) =>
+        args[0] === file ? [opened.mock.results[i].value as number] : [],
+      );
+      return synced.mock.calls.filter(([fd]) => fds.includes(fd as number)).length;
+    } finally {
+      opened.mockRestore();
+      synced.mockRestore();
+    }
+  }
+
+  it("when a file within the limit is mostly dead lines, then closing the store compacts it", async () => {
+    const { store, file } = storeIn(freshDir());
+    await grown(store.collection<Doc>("things"));
+    const before = sizeOf(file);
+    await store.close();
+    expect(sizeOf(file)).toBeLessThan(before / 2);
+    expect((await loadedFromFile(file)).map((d) => d.n)).toEqual(Array.from({ length: SEEDED }, () => 2));
+  });
+
+  it("when a file was grown by inserts, then closing the store leaves it as written, synced to disk, and it loads whole", async () => {
+    const { store, file } = storeIn(freshDir());
+    const docs = Array.from({ length: SEEDED }, (_, i) => ({ _id: idOf(i), n: i, pad: PAD }));
+    await store.collection<Doc>("things").insertMany(docs);
+    const before = fs.statSync(file);
+    expect(await syncsOf(file, () => store.close())).toBe(1);
+    // Not rewritten: a compaction writes a new file (another inode) in place of the old.
+    expect(fs.statSync(file)).toMatchObject({ ino: before.ino, size: before.size });
+    expect(await loadedFromFile(file)).toEqual(docs);
   });
 });
