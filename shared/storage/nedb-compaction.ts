@@ -65,6 +65,29 @@ export function fileSize(file: string): number | null {
   }
 }
 
+/**
+ * Syncs `file`, then its folder, in the thread pool: NeDB's compaction syncs both in the collection's
+ * queue (the old file before it writes the new one, the folder before and after), and what was
+ * appended since the kernel last wrote the file back made those syncs most of the time the collection
+ * waited (docs/decisions/0126-compaction-syncs-ahead.md). Synced here first, while operations go on,
+ * they find only what was appended meanwhile. Resolves to whether both were synced; never throws:
+ * what fails here is left to NeDB's own syncs, which report it.
+ */
+export async function syncAhead(file: string): Promise<boolean> {
+  for (const target of [file, path.dirname(file)]) {
+    let handle: fs.promises.FileHandle | undefined;
+    try {
+      handle = await fs.promises.open(target, "r");
+      await handle.sync();
+    } catch {
+      return false; // a file that is not there (a collection in memory): nor its folder
+    } finally {
+      await handle?.close().catch(() => undefined);
+    }
+  }
+  return true;
+}
+
 /** Whether the file system of `file` has room for a copy of it, twice over; true when it cannot tell. */
 export function roomToCompact(file: string, size: number): boolean {
   try {

@@ -150,15 +150,18 @@ export const nedbSerializeHook: InternalsHook<NedbLib> = {
  * NeDB's documented `compactDatafileAsync`, with the collection's lines made ahead before the compaction
  * takes the collection's queue, while operations go on (nedb-lines-ahead), when nedb-serialize is in
  * place to take them; inside the queue only the documents written meanwhile are left to make. `docs`:
- * the collection's documents when the caller has just taken them. Resolves to how long the
- * collection's operations waited: from asking NeDB to compact until it was done.
+ * the collection's documents when the caller has just taken them; `beforeQueue`: what else to do
+ * before the compaction takes the queue, while operations go on. Resolves to how long the collection's
+ * operations waited: from asking NeDB to compact until it was done.
  */
 export async function compactDatafile<T>(
   ds: Datastore<T>,
   docs: readonly object[] = ds.getAllData(),
+  beforeQueue: () => Promise<void> = () => Promise.resolve(),
 ): Promise<number> {
   const forget = isWrapped(nedbLibs.model.serialize) ? await makeLinesAhead(docs) : undefined;
   try {
+    await beforeQueue();
     const asked = performance.now();
     await ds.compactDatafileAsync();
     return performance.now() - asked;

@@ -27,6 +27,7 @@ import {
   liveBytes,
   mostlyDead,
   roomToCompact,
+  syncAhead,
 } from "./nedb-compaction";
 import { NedbDataFile } from "./nedb-data-file";
 import { compactDatafile, hookDatastore } from "./nedb-internals";
@@ -286,7 +287,12 @@ class NedbCollection<T extends Doc> implements Collection<T> {
   }
 
   async compact(): Promise<void> {
-    await this.durably(compactDatafile(this.ds));
+    await this.durably(this.compactNow(this.ds.getAllData()));
+  }
+
+  /** NeDB's compaction of `docs`, the collection's documents just taken, its file synced ahead. */
+  private compactNow(docs: readonly object[]): Promise<number> {
+    return compactDatafile(this.ds, docs, async () => void (await syncAhead(this.filename)));
   }
 
   /**
@@ -323,7 +329,7 @@ class NedbCollection<T extends Doc> implements Collection<T> {
     }
     let held: number;
     try {
-      held = await compactDatafile(this.ds, docs); // the documents just estimated, in the same turn
+      held = await this.compactNow(docs); // the documents just estimated, in the same turn
     } catch (err) {
       watch.compactionFailed?.({ ...report, message: (err as Error).message ?? String(err) });
       return false;
@@ -351,7 +357,7 @@ class NedbCollection<T extends Doc> implements Collection<T> {
     const size = fileSize(this.filename);
     const docs = size === null || !this.tooLargeToCompact(size) ? this.ds.getAllData() : null;
     if (docs && (size === null || mostlyDead(size, liveBytes(docs)))) {
-      await this.durably(compactDatafile(this.ds, docs)).catch(() => undefined);
+      await this.durably(this.compactNow(docs)).catch(() => undefined);
     } else {
       // An operation through NeDB's queue all the same: whatever was asked before it has run.
       await this.durably(this.ds.countAsync({ _id: "" })).catch(() => undefined);

@@ -5,14 +5,15 @@
  * NeDB's compactDatafileAsync, on the group-commit write path (nedb-group-commit hook) and on NeDB's own
  * (the hook forced off, INTERNALS_HOOKS_OFF=all); writes arriving meanwhile are neither lost nor
  * duplicated, in memory or in the file a kill -9 would leave. A store's close compacts only such a file
- * and syncs the others (0125-close-compacts-only-dead-lines.md).
+ * and syncs the others (0125-close-compacts-only-dead-lines.md); a compaction syncs the file and its
+ * folder before it takes the collection's queue (0126-compaction-syncs-ahead.md).
  */
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import Datastore from "@seald-io/nedb";
 import { NedbStore, type Compaction, type Collection } from "../../shared/storage";
-import { COMPACTION_MIN_GROWTH, compactionPhase } from "../../shared/storage/nedb-compaction";
+import { COMPACTION_MIN_GROWTH, compactionPhase, syncAhead } from "../../shared/storage/nedb-compaction";
 
 interface Doc {
   _id: string;
@@ -30,6 +31,12 @@ const SEEDED = 600;
 const idOf = (i: number) => `d${String(i).padStart(4, "0")}`;
 const sizeOf = (file: string) => fs.statSync(file).size;
 const turn = () => new Promise((r) => setImmediate(r));
+
+/** The two write paths each behaviour is checked on, and the hooks forced off for each. */
+const writePaths: [string, string[]][] = [
+  ["the group commit (nedb-group-commit hook on)", []],
+  ["NeDB's own appends (INTERNALS_HOOKS_OFF=all)", ["all"]],
+];
 
 /** A collection whose file holds three lines per document: about three times its data. */
 async function grown(coll: Collection<Doc>): Promise<void> {
@@ -54,10 +61,7 @@ async function loadedFromFile(file: string): Promise<Doc[]> {
   }
 }
 
-describe.each([
-  ["the group commit (nedb-group-commit hook on)", [] as string[]],
-  ["NeDB's own appends (INTERNALS_HOOKS_OFF=all)", ["all"]],
-])("NeDB compaction while running, on %s", (_, off) => {
+describe.each(writePaths)("NeDB compaction while running, on %s", (_, off) => {
   it("when writes arrive before, during and after a compaction, then none is lost or duplicated, in memory or in the file", async () => {
     const dir = freshDir();
     const compactions: Compaction[] = [];
@@ -313,10 +317,7 @@ describe("NeDB compaction of a file above STORE_COMPACTION_MAX_MB", () => {
   });
 });
 
-describe.each([
-  ["the group commit (nedb-group-commit hook on)", [] as string[]],
-  ["NeDB's own appends (INTERNALS_HOOKS_OFF=all)", ["all"]],
-])("Closing a store, on %s", (_, off) => {
+describe.each(writePaths)("Closing a store, on %s", (_, off) => {
   /** A store within the limit, not compacting while running; the file of its `things`. */
   const storeIn = (dir: string) => ({
     store: new NedbStore(dir, { off }, { compactionIntervalMs: 0, compactionMaxBytes: 64 * 2 ** 20 }),
@@ -356,5 +357,61 @@ describe.each([
     // Not rewritten: a compaction writes a new file (another inode) in place of the old.
     expect(fs.statSync(file)).toMatchObject({ ino: before.ino, size: before.size });
     expect(await loadedFromFile(file)).toEqual(docs);
+  });
+});
+
+/** Records, in `log`, each path whose handle is synced through fs.promises, and each NeDB compaction. */
+function watchSyncs(log: string[]): () => void {
+  const open = fs.promises.open;
+  const opened = jest.spyOn(fs.promises, "open").mockImplementation(async (file, flags, mode) => {
+    const handle = await open(file, flags, mode);
+    const sync = handle.sync.bind(handle);
+    handle.sync = () => (log.push(`sync ${String(file)}`), sync());
+    return handle;
+  });
+  const compact = Datastore.prototype.compactDatafileAsync;
+  const compacted = jest.spyOn(Datastore.prototype, "compactDatafileAsync").mockImplementation(function (
+    this: Datastore,
+  ) {
+    log.push("compaction");
+    return compact.call(this);
+  });
+  return () => {
+    opened.mockRestore();
+    compacted.mockRestore();
+  };
+}
+
+describe.each(writePaths)("Syncing ahead of a compaction, on %s", (_, off) => {
+  it("when a grown file is compacted, then it and its folder are synced before NeDB's compaction starts", async () => {
+    const dir = freshDir();
+    const store = new NedbStore(dir, { off }, { compactionIntervalMs: 0, compactionMaxBytes: 0 });
+    const log: string[] = [];
+    try {
+      await grown(store.collection<Doc>("things"));
+      const restore = watchSyncs(log);
+      try {
+        await expect(store.compactGrown()).resolves.toEqual(["things"]);
+      } finally {
+        restore();
+      }
+    } finally {
+      await store.close();
+    }
+    // NeDB's own syncs come after, inside its compaction (through its own handles or not).
+    expect(log.slice(0, 3)).toEqual([`sync ${path.join(dir, "things.db")}`, `sync ${dir}`, "compaction"]);
+  });
+});
+
+describe("syncAhead", () => {
+  it("when the file is not there, then nothing is synced and it says so", async () => {
+    const log: string[] = [];
+    const restore = watchSyncs(log);
+    try {
+      await expect(syncAhead(path.join(freshDir(), "none.db"))).resolves.toBe(false);
+    } finally {
+      restore();
+    }
+    expect(log).toEqual([]);
   });
 });
