@@ -66,14 +66,16 @@ export function fileSize(file: string): number | null {
 }
 
 /**
- * Syncs `file`, then its folder, in the thread pool: NeDB's compaction syncs both in the collection's
- * queue (the old file before it writes the new one, the folder before and after), and what was
- * appended since the kernel last wrote the file back made those syncs most of the time the collection
- * waited (docs/decisions/0126-compaction-syncs-ahead.md). Synced here first, while operations go on,
- * they find only what was appended meanwhile. Resolves to whether both were synced; never throws:
- * what fails here is left to NeDB's own syncs, which report it.
+ * Syncs `file`, then its folder, in the thread pool. Before a compaction: NeDB's compaction syncs both
+ * in the collection's queue (the old file before it writes the new one, the folder before and after),
+ * and what was appended since the kernel last wrote the file back made those syncs most of the time
+ * the collection waited (docs/decisions/0126-compaction-syncs-ahead.md); synced here first, while
+ * operations go on, they find only what was appended meanwhile. At close, for a file not compacted:
+ * appends are synced only with STORE_FSYNC (docs/decisions/0125-close-compacts-only-dead-lines.md).
+ * Resolves to whether both were synced; never throws: a file that cannot be synced is left as after
+ * any write without STORE_FSYNC, and a compaction's own syncs report what fails.
  */
-export async function syncAhead(file: string): Promise<boolean> {
+export async function syncToDisk(file: string): Promise<boolean> {
   for (const target of [file, path.dirname(file)]) {
     let handle: fs.promises.FileHandle | undefined;
     try {

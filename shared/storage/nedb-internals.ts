@@ -157,7 +157,7 @@ export const nedbSerializeHook: InternalsHook<NedbLib> = {
 export async function compactDatafile<T>(
   ds: Datastore<T>,
   docs: readonly object[] = ds.getAllData(),
-  beforeQueue: () => Promise<void> = () => Promise.resolve(),
+  beforeQueue: () => Promise<unknown> = () => Promise.resolve(),
 ): Promise<number> {
   const forget = isWrapped(nedbLibs.model.serialize) ? await makeLinesAhead(docs) : undefined;
   try {

@@ -27,7 +27,7 @@ import {
   liveBytes,
   mostlyDead,
   roomToCompact,
-  syncAhead,
+  syncToDisk,
 } from "./nedb-compaction";
 import { NedbDataFile } from "./nedb-data-file";
 import { compactDatafile, hookDatastore } from "./nedb-internals";
@@ -292,7 +292,7 @@ class NedbCollection<T extends Doc> implements Collection<T> {
 
   /** NeDB's compaction of `docs`, the collection's documents just taken, its file synced ahead. */
   private compactNow(docs: readonly object[]): Promise<number> {
-    return compactDatafile(this.ds, docs, async () => void (await syncAhead(this.filename)));
+    return compactDatafile(this.ds, docs, () => syncToDisk(this.filename));
   }
 
   /**
@@ -364,21 +364,8 @@ class NedbCollection<T extends Doc> implements Collection<T> {
     }
     this.file.flush();
     // A compaction syncs the file it writes; appends are synced only with STORE_FSYNC, so a stop does it.
-    if (size !== null) syncToDisk(this.filename);
+    await syncToDisk(this.filename);
     this.file.release();
-  }
-}
-
-/** `fdatasync` of a file by name; a file that cannot be opened or synced is left as it is. */
-function syncToDisk(file: string): void {
-  let fd: number | null = null;
-  try {
-    fd = fs.openSync(file, "r");
-    fs.fdatasyncSync(fd);
-  } catch {
-    // What was written stays in the kernel's cache, as after any write without STORE_FSYNC.
-  } finally {
-    if (fd !== null) fs.closeSync(fd);
   }
 }
 

@@ -13,7 +13,7 @@ import os from "node:os";
 import path from "node:path";
 import Datastore from "@seald-io/nedb";
 import { NedbStore, type Compaction, type Collection } from "../../shared/storage";
-import { COMPACTION_MIN_GROWTH, compactionPhase, syncAhead } from "../../shared/storage/nedb-compaction";
+import { COMPACTION_MIN_GROWTH, compactionPhase, syncToDisk } from "../../shared/storage/nedb-compaction";
 
 interface Doc {
   _id: string;
@@ -317,49 +317,6 @@ describe("NeDB compaction of a file above STORE_COMPACTION_MAX_MB", () => {
   });
 });
 
-describe.each(writePaths)("Closing a store, on %s", (_, off) => {
-  /** A store within the limit, not compacting while running; the file of its `things`. */
-  const storeIn = (dir: string) => ({
-    store: new NedbStore(dir, { off }, { compactionIntervalMs: 0, compactionMaxBytes: 64 * 2 ** 20 }),
-    file: path.join(dir, "things.db"),
-  });
-  /** The descriptors opened on `file` meanwhile that `fdatasync` was called on. */
-  async function syncsOf(file: string, act: () => Promise<void>): Promise<number> {
-    const opened = jest.spyOn(fs, "openSync");
-    const synced = jest.spyOn(fs, "fdatasyncSync");
-    try {
-      await act();
-      const fds = opened.mock.calls.flatMap((args, i) =>
-        args[0] === file ? [opened.mock.results[i].value as number] : [],
-      );
-      return synced.mock.calls.filter(([fd]) => fds.includes(fd as number)).length;
-    } finally {
-      opened.mockRestore();
-      synced.mockRestore();
-    }
-  }
-
-  it("when a file within the limit is mostly dead lines, then closing the store compacts it", async () => {
-    const { store, file } = storeIn(freshDir());
-    await grown(store.collection<Doc>("things"));
-    const before = sizeOf(file);
-    await store.close();
-    expect(sizeOf(file)).toBeLessThan(before / 2);
-    expect((await loadedFromFile(file)).map((d) => d.n)).toEqual(Array.from({ length: SEEDED }, () => 2));
-  });
-
-  it("when a file was grown by inserts, then closing the store leaves it as written, synced to disk, and it loads whole", async () => {
-    const { store, file } = storeIn(freshDir());
-    const docs = Array.from({ length: SEEDED }, (_, i) => ({ _id: idOf(i), n: i, pad: PAD }));
-    await store.collection<Doc>("things").insertMany(docs);
-    const before = fs.statSync(file);
-    expect(await syncsOf(file, () => store.close())).toBe(1);
-    // Not rewritten: a compaction writes a new file (another inode) in place of the old.
-    expect(fs.statSync(file)).toMatchObject({ ino: before.ino, size: before.size });
-    expect(await loadedFromFile(file)).toEqual(docs);
-  });
-});
-
 /** Records, in `log`, each path whose handle is synced through fs.promises, and each NeDB compaction. */
 function watchSyncs(log: string[]): () => void {
   const open = fs.promises.open;
@@ -382,6 +339,41 @@ function watchSyncs(log: string[]): () => void {
   };
 }
 
+describe.each(writePaths)("Closing a store, on %s", (_, off) => {
+  /** A store within the limit, not compacting while running; the file of its `things`. */
+  const storeIn = (dir: string) => ({
+    store: new NedbStore(dir, { off }, { compactionIntervalMs: 0, compactionMaxBytes: 64 * 2 ** 20 }),
+    file: path.join(dir, "things.db"),
+  });
+
+  it("when a file within the limit is mostly dead lines, then closing the store compacts it", async () => {
+    const { store, file } = storeIn(freshDir());
+    await grown(store.collection<Doc>("things"));
+    const before = sizeOf(file);
+    await store.close();
+    expect(sizeOf(file)).toBeLessThan(before / 2);
+    expect((await loadedFromFile(file)).map((d) => d.n)).toEqual(Array.from({ length: SEEDED }, () => 2));
+  });
+
+  it("when a file was grown by inserts, then closing the store leaves it as written, syncs it and its folder, and it loads whole", async () => {
+    const { store, file } = storeIn(freshDir());
+    const docs = Array.from({ length: SEEDED }, (_, i) => ({ _id: idOf(i), n: i, pad: PAD }));
+    await store.collection<Doc>("things").insertMany(docs);
+    const before = fs.statSync(file);
+    const log: string[] = [];
+    const restore = watchSyncs(log);
+    try {
+      await store.close();
+    } finally {
+      restore();
+    }
+    expect(log).toEqual([`sync ${file}`, `sync ${path.dirname(file)}`]);
+    // Not rewritten: a compaction writes a new file (another inode) in place of the old.
+    expect(fs.statSync(file)).toMatchObject({ ino: before.ino, size: before.size });
+    expect(await loadedFromFile(file)).toEqual(docs);
+  });
+});
+
 describe.each(writePaths)("Syncing ahead of a compaction, on %s", (_, off) => {
   it("when a grown file is compacted, then it and its folder are synced before NeDB's compaction starts", async () => {
     const dir = freshDir();
@@ -403,12 +395,12 @@ describe.each(writePaths)("Syncing ahead of a compaction, on %s", (_, off) => {
   });
 });
 
-describe("syncAhead", () => {
+describe("syncToDisk", () => {
   it("when the file is not there, then nothing is synced and it says so", async () => {
     const log: string[] = [];
     const restore = watchSyncs(log);
     try {
-      await expect(syncAhead(path.join(freshDir(), "none.db"))).resolves.toBe(false);
+      await expect(syncToDisk(path.join(freshDir(), "none.db"))).resolves.toBe(false);
     } finally {
       restore();
     }
