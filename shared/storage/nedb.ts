@@ -363,7 +363,7 @@ class NedbCollection<T extends Doc> implements Collection<T> {
       await this.durably(this.ds.countAsync({ _id: "" })).catch(() => undefined);
     }
     this.file.flush();
-    // A compaction syncs the file it writes; appends are synced only with STORE_FSYNC, so a stop does it.
+    // Synced either way: appends are synced only with STORE_FSYNC, and the flush may follow a compaction.
     await syncToDisk(this.filename);
     this.file.release();
   }
