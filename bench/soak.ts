@@ -1,9 +1,9 @@
 /**
  * `npm run bench -- --soak [--minutes N] [--users N --rounds N]`: case 8, the mixed workload
- * (bench/mixed.ts), for N minutes (10 by default) against the embedded system on its default settings,
- * in one-minute runs. Before the first run, after each one and at the end it reads the server's
- * resident memory, its heap after a full garbage collection (through the inspector the server is
- * started with), and the store on disk (the collections' files, the media folder); at the start and
+ * (bench/mixed.ts), for N minutes (10 by default; 1 with --quick) against the embedded system on its
+ * default settings, in one-minute runs. Before the first run, after each one and at the end it reads the
+ * server's resident memory, its heap after a full garbage collection (through the inspector the server
+ * is started with), and the store on disk (the collections' files, the media folder); at the start and
  * at the end, each collection's documents, counted from its file. It asserts no speed, and nothing
  * about growth: it reports (bench/results/soak-*.md), and what grows is read from the report
  * (docs/operations.md, "What a day adds").
@@ -97,7 +97,8 @@ const biggest = (files: Record<string, number>, n: number) =>
     .map(([name]) => name);
 
 export async function runSoak(quick: boolean, log: (line: string) => void): Promise<void> {
-  const minutes = Number(flag("minutes") ?? 10);
+  // --quick, as elsewhere in the bench, is a check that it runs: a small data set, for one minute.
+  const minutes = Number(flag("minutes") ?? (quick ? 1 : 10));
   if (!(minutes > 0)) throw new Error("--minutes must be a positive number");
   const sizeFlag = (name: string) => (flag(name) === undefined ? undefined : Number(flag(name)));
   const plan = mixedPlanFor(quick, { users: sizeFlag("users"), rounds: sizeFlag("rounds") });
