@@ -9,10 +9,8 @@
  *
  * What a caller is told must be on disk, so an operation resolves only once `settled()` says every line
  * appended so far is written, its own and any it may have read: a killed process loses nothing it
- * answered, and nobody is answered from a change a crash could still lose. A read of one document by
- * its `_id` waits only for that document's lines (`settledFor`): what it saw can depend on no other.
- * Lines go out in order, so the last line of each document in the file is always its latest state, as
- * NeDB's loader expects.
+ * answered, and nobody is answered from a change a crash could still lose. Lines go out in order, so the
+ * last line of each document in the file is always its latest state, as NeDB's loader expects.
  *
  * A group that cannot be written (a full disk, a failing or read-only file system) fails every
  * operation waiting on it, and memory and file are made to agree again before anything else runs:
@@ -65,8 +63,6 @@ export class NedbDataFile implements Appender {
   /** Memory could not be rebuilt after a failed group: it may hold changes the file does not. */
   private memoryStale = false;
   private lines: string[] = [];
-  /** The `_id`s of the documents whose lines wait in `lines`. */
-  private readonly pendingIds = new Set<unknown>();
   private waiters: Waiter[] = [];
   private scheduled = false;
 
@@ -86,12 +82,7 @@ export class NedbDataFile implements Appender {
 
   // NedbStore sets no serialization hooks, so NeDB's afterSerialization (identity) is left out here.
   append(docs: unknown[]): void {
-    for (const doc of docs) {
-      this.lines.push(serializeLine(doc));
-      // Index definitions have none; a removal's line has the removed document's.
-      const id = (doc as { _id?: unknown })._id;
-      if (id !== undefined) this.pendingIds.add(id);
-    }
+    for (const doc of docs) this.lines.push(serializeLine(doc));
     this.schedule();
   }
 
@@ -104,15 +95,6 @@ export class NedbDataFile implements Appender {
     });
   }
 
-  /**
-   * `settled()` for a reader of the one document `id`: nothing to wait for when no line of it waits,
-   * since what it read is then already in the file (its lines go out in order, so the last one written
-   * is what memory holds).
-   */
-  settledFor(id: unknown): Promise<void> | undefined {
-    return this.pendingIds.has(id) ? this.settled() : undefined;
-  }
-
   /** Writes what waits now (before closing, or before the file is replaced). */
   flush(): void {
     this.scheduled = false;
@@ -120,7 +102,6 @@ export class NedbDataFile implements Appender {
     const waiters = this.waiters;
     this.lines = [];
     this.waiters = [];
-    this.pendingIds.clear();
     if (lines.length > 0) {
       try {
         this.write(Buffer.from(`${lines.join("\n")}\n`, "utf8"));

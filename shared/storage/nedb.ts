@@ -105,21 +105,18 @@ class NedbCollection<T extends Doc> implements Collection<T> {
     this.hooks = hookDatastore(ds as unknown as Datastore<never>, this.file, settings);
   }
 
-  /** What an operation waits for by default: every line appended so far. */
-  private readonly settledAll = (): Promise<void> | undefined => this.file.settled();
-
   /**
    * Every operation, reads too, answers only once what it changed or saw is on disk (see NedbDataFile),
    * and a refused write's error stays the engine-neutral one of the port (a duplicate key, or a
    * StoreWriteError when the file system refused).
    */
-  private async durably<R>(op: Promise<R>, writes = false, settled = this.settledAll): Promise<R> {
+  private async durably<R>(op: Promise<R>, writes = false): Promise<R> {
     let result: R;
     try {
       try {
         result = await op;
       } finally {
-        await settled();
+        await this.file.settled();
       }
     } catch (err) {
       throw this.translate(err);
@@ -134,13 +131,10 @@ class NedbCollection<T extends Doc> implements Collection<T> {
     return this.durably(op(), true);
   }
 
-  /**
-   * A read: refused only while memory may hold changes the file does not (NedbDataFile.stale). It waits
-   * for every line appended so far, unless `settled` narrows that to the lines of what it read.
-   */
-  private read<R>(op: () => Promise<R>, settled = this.settledAll): Promise<R> {
-    if (this.file.stale) return this.admit().then(() => this.durably(op(), false, settled));
-    return this.durably(op(), false, settled);
+  /** A read: refused only while memory may hold changes the file does not (NedbDataFile.stale). */
+  private read<R>(op: () => Promise<R>): Promise<R> {
+    if (this.file.stale) return this.admit().then(() => this.durably(op()));
+    return this.durably(op());
   }
 
   /**
@@ -208,17 +202,17 @@ class NedbCollection<T extends Doc> implements Collection<T> {
   /**
    * The kept document itself, from the `_id` index: no query, no cursor, no copy. It runs in NeDB's
    * queue like every operation, so it sees every write asked for before it. Without the hook, findOne.
+   * It answers with the turn's group write, as every operation does, though only its own document's
+   * lines matter to it: answered apart, reads made the embedded server serve fewer requests a second
+   * (docs/decisions/0127-reads-answered-with-the-turn.md).
    */
   readById(id: T["_id"]): Promise<DeepReadonly<T> | null> {
     if (!this.hooks.readById) return this.findOne({ _id: id }) as Promise<DeepReadonly<T> | null>;
     const ds = this.ds as unknown as NedbInternals<T>;
-    return this.read(
-      () =>
-        ds.executor.pushAsync(
-          async () => (ds.indexes._id.getMatching(id)[0] ?? null) as DeepReadonly<T> | null,
-        ),
-      // Only this document's lines: a read of a round need not wait for the writes of other rounds.
-      () => this.file.settledFor(id),
+    return this.read(() =>
+      ds.executor.pushAsync(
+        async () => (ds.indexes._id.getMatching(id)[0] ?? null) as DeepReadonly<T> | null,
+      ),
     );
   }
 
