@@ -7,6 +7,9 @@
  * `fdatasync` per group, so what was answered also outlives a power loss (what that costs:
  * docs/decisions/0080-store-durability.md).
  *
+ * Lines appended by what a group write has just answered go out in the same turn, once those
+ * continuations have run, not a turn later (shared/storage/nedb-follow-up).
+ *
  * What a caller is told must be on disk, so an operation resolves only once `settled()` says every line
  * appended so far is written, its own and any it may have read: a killed process loses nothing it
  * answered, and nobody is answered from a change a crash could still lose. Lines go out in order, so the
@@ -28,6 +31,7 @@
 import fs from "node:fs";
 import type Datastore from "@seald-io/nedb";
 import { serializeLine } from "./nedb-fast-paths";
+import { heldForFollowUp, openFollowUp } from "./nedb-follow-up";
 import { nedbLibs, type Appender, type NedbPersistence } from "./nedb-internals";
 
 type Waiter = { resolve: () => void; reject: (err: unknown) => void };
@@ -113,6 +117,8 @@ export class NedbDataFile implements Appender {
       }
     }
     for (const w of waiters) w.resolve();
+    // What they write next goes out in this turn too (shared/storage/nedb-follow-up).
+    if (waiters.length > 0) openFollowUp();
   }
 
   /** Compaction is about to write memory out: the lines of operations already run go first. */
@@ -158,6 +164,7 @@ export class NedbDataFile implements Appender {
   private schedule(): void {
     if (this.scheduled) return;
     this.scheduled = true;
+    if (heldForFollowUp(this)) return;
     setImmediate(() => this.flush());
   }
 
