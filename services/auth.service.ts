@@ -12,6 +12,7 @@ import {
   RevokeApiKeyParams,
   VerifyApiKeyParams,
   VerifyTokenParams,
+  type ApiKeyRevokedEvent,
 } from "../shared/contracts/auth";
 import type { AuthMeta } from "../shared/contracts/common";
 import type { UserRemovedEvent } from "../shared/contracts/users";
@@ -163,6 +164,9 @@ const AuthServiceSchema: ServiceSchema<Record<string, never>, AuthService> = {
         if (!revoked && !(await this.apiKeys.findById(ctx.params.id)))
           throw new NotFoundError("API key not found");
         await cleanCache(this, apiKeyCacheKey(ctx.params.id));
+        // Every gateway forgets that it accepted the key (a lost event: until AUTH_CACHE_SECONDS pass).
+        const event: ApiKeyRevokedEvent = { key_id: ctx.params.id };
+        await ctx.emit(Events.apiKeyRevoked, event);
         return { revoked };
       },
     },

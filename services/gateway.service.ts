@@ -13,6 +13,7 @@ import http, { type IncomingMessage, type ServerResponse } from "node:http";
 import { Errors, type ActionHookError, type Context, type Service, type ServiceSchema } from "moleculer";
 import ApiGateway from "moleculer-web";
 import { call, Events } from "../shared/contracts";
+import type { ApiKeyRevokedEvent } from "../shared/contracts/auth";
 import type { AuthMeta, Caller } from "../shared/contracts/common";
 import type { RoundMemberJoinedEvent } from "../shared/contracts/rounds";
 import type { ReleaseEventKeyParams } from "../shared/contracts/stores";
@@ -30,6 +31,7 @@ import { openAcceptors, type Acceptors } from "./gateway/acceptors";
 import { answerClientError } from "./gateway/client-error";
 import { answerError, answerNotRouted } from "./gateway/error-answer";
 import { TokenCache } from "./gateway/token-cache";
+import { ApiKeyCache } from "./gateway/api-key-cache";
 import { ResponseCache } from "./gateway/response-cache";
 import { sendInChunks } from "./gateway/chunked-upload";
 import { useUploadScavenge } from "../shared/runtime/upload-scavenge";
@@ -93,6 +95,8 @@ interface GatewayService extends Service, Omit<WebGateway, "specOf"> {
   tokens: TokenCache;
   /** Users auth vouched for lately (see gateway/bearer). */
   activeUsers: LocalCache<true>;
+  /** API keys auth accepted lately (gateway/api-key-cache). */
+  apiKeys: ApiKeyCache;
   /** Uploads in progress in this process, per caller and in total. */
   uploads: UploadSlots;
   openApi: Record<string, unknown>;
@@ -135,10 +139,11 @@ function requestIdOf(req: Req): string | undefined {
 /** An event group of this gateway process alone, so events about caches reach every gateway. */
 const gatewayGroup = `gateway-${randomUUID()}`;
 
-/** Drops every verified token, vouched user and kept answer: what missed events may have changed. */
+/** Drops what missed events may have changed: verified tokens and keys, vouched users, kept answers. */
 function forgetWhatEventsChange(gw: GatewayService): void {
   gw.tokens.clear();
   gw.activeUsers.clear();
+  gw.apiKeys.clear();
   gw.responses.clear();
 }
 
@@ -314,6 +319,13 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
         this.responses.userRemoved(ctx.params.user_id, Date.now());
       },
     },
+    // A revoked API key is asked of auth again, which refuses it (same per-process group).
+    [Events.apiKeyRevoked]: {
+      group: gatewayGroup,
+      handler(this: GatewayService, ctx: Context<ApiKeyRevokedEvent>) {
+        this.apiKeys.forget(ctx.params.key_id);
+      },
+    },
     // Events sent while this process was cut off from the transporter (a `user.removed` among them)
     // never reach it, so on every connection it forgets what they would have changed, as Moleculer's own
     // memory cacher does on `$transporter.connected`; with nats 2.x Moleculer does not see a
@@ -398,8 +410,13 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
       }
       const key = req.headers["x-api-key"];
       if (typeof key !== "string" || key === "") throw new NotAuthenticatedError();
-      const verified = await call(ctx, "auth.verifyApiKey", { key, scope: spec.apiKeyScope ?? "app" });
-      (ctx.meta as { apiKey?: { key_id: string } }).apiKey = { key_id: verified.key_id };
+      const keyId = await this.apiKeys.keyIdOf(
+        key,
+        spec.apiKeyScope ?? "app",
+        (k, scope) => call(ctx, "auth.verifyApiKey", { key: k, scope }),
+        Date.now(),
+      );
+      (ctx.meta as { apiKey?: { key_id: string } }).apiKey = { key_id: keyId };
       return null;
     },
 
@@ -563,6 +580,7 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
           : new MemoryCounterStore();
     this.tokens = new TokenCache(this.config.authCacheSeconds * 1000, this.config.authCacheEntries);
     this.activeUsers = new LocalCache(this.config.authCacheSeconds * 1000, this.config.authCacheEntries);
+    this.apiKeys = new ApiKeyCache(this.config.authCacheSeconds * 1000, this.config.authCacheEntries);
     this.responses = new ResponseCache({
       maxAgeMs: this.config.responseCacheMs,
       // Entries are bounded by their bytes; this only bounds the index of very small ones.

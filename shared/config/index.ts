@@ -381,13 +381,13 @@ export const configSchema = {
   authCacheSeconds: entry(
     "AUTH_CACHE_SECONDS",
     "60",
-    "How long the gateway remembers a verified access token (also bounded by its expiry), and auth an active user; a removed user is forgotten at once by both (`user.removed`), and a gateway forgets every token when it reconnects to the transporter; 0: off",
+    "How long the gateway remembers a verified access token (also bounded by its expiry) or an accepted API key, and auth an active user; a removed user is forgotten at once by both (`user.removed`), a revoked key by every gateway (`api-key.revoked`), and a gateway forgets every token and key when it reconnects to the transporter; 0: off",
     int(0, 3600),
   ),
   authCacheEntries: entry(
     "AUTH_CACHE_ENTRIES",
     "100000",
-    "Most access tokens (gateway) and active users (gateway, auth) remembered per process, past which the oldest go: size it to the users active within AUTH_CACHE_SECONDS (about 0.4 KB per token)",
+    "Most access tokens and API keys (gateway) and active users (gateway, auth) remembered per process, past which the oldest go: size it to the users active within AUTH_CACHE_SECONDS (about 0.4 KB per token)",
     int(0, 10_000_000),
   ),
   responseCacheMs: entry(

@@ -57,3 +57,8 @@ export interface CreateApiKeyResult {
 
 export const RevokeApiKeyParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) });
 export type RevokeApiKeyParams = Static<typeof RevokeApiKeyParams>;
+
+/** `api-key.revoked`: auth revoked the key; every gateway forgets that it accepted it. */
+export interface ApiKeyRevokedEvent {
+  key_id: string;
+}

@@ -115,6 +115,7 @@ export function call<N extends ActionName>(
 }
 
 export const Events = {
+  apiKeyRevoked: "api-key.revoked",
   roundMemberJoined: "round.member.joined",
   storeEventCreated: "store.event.created",
   userRemoved: "user.removed",

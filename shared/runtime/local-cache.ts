@@ -40,6 +40,11 @@ export class LocalCache<V> {
     this.entries.delete(key);
   }
 
+  /** Drops every entry whose value matches (a walk over all of them: for rare events on small caches). */
+  deleteWhere(matches: (value: V) => boolean): void {
+    for (const [key, entry] of this.entries) if (matches(entry.value)) this.entries.delete(key);
+  }
+
   clear(): void {
     this.entries.clear();
   }

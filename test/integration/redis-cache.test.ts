@@ -91,4 +91,20 @@ maybe("the Redis cacher across processes", () => {
     expect(await keys(`users.friends:${carol.id}`)).toHaveLength(0);
     expect((await get("/users/friends", carol.access_token)).body.map((f: any) => f.id)).toEqual([alice.id]);
   });
+
+  it("when an API key the gateway accepted is revoked from another node, then the gateway refuses it", async () => {
+    const key = await call(cluster.client, "auth.createApiKey", { scope: "app" });
+    const settings = () =>
+      fetch(`${baseUrl}/app-settings?version=1.0.0&platform=ios`, { headers: { "x-api-key": key.key } });
+    for (let i = 0; i < 2; i++) expect((await settings()).status).toBe(200);
+    await call(cluster.client, "auth.revokeApiKey", { id: key.id });
+    // The gateway hears of it by an event, which may come just after the revocation's answer.
+    let res = await settings();
+    for (let i = 0; i < 50 && res.status === 200; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      res = await settings();
+    }
+    expect(res.status).toBe(401);
+    expect(await res.json()).toEqual({ detail: "API key revoked" });
+  });
 });

@@ -26,4 +26,13 @@ describe("LocalCache", () => {
     off.set("a", 1, 0);
     expect(off.get("a", 0)).toBeUndefined();
   });
+
+  it("when entries are dropped by their value, then only those whose value matches go", () => {
+    const cache = new LocalCache<string>(60_000, 10);
+    cache.set("a", "k1", 0);
+    cache.set("b", "k2", 0);
+    cache.set("c", "k1", 0);
+    cache.deleteWhere((value) => value === "k1");
+    expect([cache.get("a", 1), cache.get("b", 1), cache.get("c", 1)]).toEqual([undefined, "k2", undefined]);
+  });
 });
