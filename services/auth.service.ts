@@ -204,9 +204,11 @@ const AuthServiceSchema: ServiceSchema<Record<string, never>, AuthService> = {
      */
     async activeUser(this: AuthService, ctx: Context, userId: string): Promise<boolean> {
       if (this.activeUsers.get(userId)) return true;
+      const forgettings = this.activeUsers.forgettings;
       const status = await call(ctx, "users.status", { id: userId });
       const active = status.exists && !status.removed;
-      if (active) this.activeUsers.set(userId, true);
+      // Not remembered when a `user.removed` (of anyone) overtook the call: it may be this user's.
+      if (active && this.activeUsers.forgettings === forgettings) this.activeUsers.set(userId, true);
       return active;
     },
 

@@ -13,11 +13,6 @@ type Scope = VerifyApiKeyResult["scope"];
 export class ApiKeyCache {
   /** The key's id, by scope and the key as presented. */
   private readonly accepted: LocalCache<string>;
-  /**
-   * Counts forgettings, so that auth's acceptance asked before a revocation reached this gateway is
-   * not kept after it.
-   */
-  private forgettings = 0;
 
   constructor(ttlMs: number, maxEntries: number) {
     this.accepted = new LocalCache(ttlMs, maxEntries);
@@ -33,19 +28,18 @@ export class ApiKeyCache {
     const slot = `${scope}\u0000${key}`;
     const known = this.accepted.get(slot, now);
     if (known !== undefined) return known;
-    const forgettings = this.forgettings;
+    // An acceptance asked before a revocation reached this gateway is not kept after it.
+    const forgettings = this.accepted.forgettings;
     const { key_id } = await askAuth(key, scope);
-    if (forgettings === this.forgettings) this.accepted.set(slot, key_id, now);
+    if (forgettings === this.accepted.forgettings) this.accepted.set(slot, key_id, now);
     return key_id;
   }
 
   forget(keyId: string): void {
-    this.forgettings++;
     this.accepted.deleteWhere((id) => id === keyId);
   }
 
   clear(): void {
-    this.forgettings++;
     this.accepted.clear();
   }
 

@@ -8,7 +8,8 @@
  * - anything that does not verify here goes to auth, whose answer is final: expired, forged, or a
  *   gateway configured with another secret (then every token is asked, never refused here). So does
  *   every token when AUTH_CACHE_SECONDS is 0 (the gateway remembers nothing and leaves it all to auth).
- * `activeUsers` lives as long as auth's own and is cleared by the same `user.removed`.
+ * `activeUsers` lives as long as auth's own and is cleared by the same `user.removed`. What was learnt
+ * by a call that a removal overtook (`user.removed` heard while it was in flight) is not remembered.
  * A token refresh, which accepts an expired access token, is one call (auth.refresh) instead of two.
  */
 import { verifyAccessToken, type AccessClaims, type TokenConfig } from "../../shared/auth/access-token";
@@ -44,17 +45,20 @@ export async function callerOfBearer(
 ): Promise<Caller> {
   const known = ignoreExpiration ? null : deps.tokens.get(token, now);
   if (known) return known;
+  const forgettings = deps.activeUsers.forgettings;
+  const noRemovalSince = () => deps.activeUsers.forgettings === forgettings;
   const claims = deps.activeUsers.enabled ? verifiedHere(token, deps.config, ignoreExpiration) : null;
   if (claims) {
     if (deps.activeUsers.get(claims.sub, now) !== true) {
       if (!(await deps.isActive(claims.sub))) throw new UserRemovedError();
-      deps.activeUsers.set(claims.sub, true, now);
+      if (noRemovalSince()) deps.activeUsers.set(claims.sub, true, now);
     }
     const caller = { id: claims.sub, token_id: claims.jti };
-    if (!ignoreExpiration) deps.tokens.set(token, caller, claims.exp, now);
+    if (!ignoreExpiration && noRemovalSince()) deps.tokens.set(token, caller, claims.exp, now);
     return caller;
   }
   const { exp, ...caller } = await deps.askAuth(token, ignoreExpiration);
+  if (!noRemovalSince()) return caller;
   deps.activeUsers.set(caller.id, true, now);
   if (!ignoreExpiration) deps.tokens.set(token, caller, exp, now);
   return caller;

@@ -10,6 +10,7 @@ interface Entry<V> {
 
 export class LocalCache<V> {
   private readonly entries = new Map<string, Entry<V>>();
+  private forgot = 0;
 
   constructor(
     private readonly ttlMs: number,
@@ -37,16 +38,28 @@ export class LocalCache<V> {
   }
 
   delete(key: string): void {
+    this.forgot++;
     this.entries.delete(key);
   }
 
   /** Drops every entry whose value matches (a walk over all of them: for rare events on small caches). */
   deleteWhere(matches: (value: V) => boolean): void {
+    this.forgot++;
     for (const [key, entry] of this.entries) if (matches(entry.value)) this.entries.delete(key);
   }
 
   clear(): void {
+    this.forgot++;
     this.entries.clear();
+  }
+
+  /**
+   * How many times something was deleted or cleared. A caller that asks elsewhere for a value to keep
+   * compares it before and after the call: a change means the answer may predate what was forgotten
+   * (an event that overtook the call), and is better not kept.
+   */
+  get forgettings(): number {
+    return this.forgot;
   }
 
   /** Whether anything is ever kept (a time to live and a bound above 0). */

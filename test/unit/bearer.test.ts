@@ -139,4 +139,53 @@ describe("callerOfBearer", () => {
     expect(await callerOfBearer(misconfigured.deps, again, true, nowMs)).toMatchObject({ id: "bob" });
     expect(misconfigured.asked).toEqual([token, again]);
   });
+
+  it("when the user is removed while users is asked about them, then the answer is not remembered", async () => {
+    const removed = new Set<string>();
+    const { deps, statuses } = gateway(removed);
+    const isActive = deps.isActive.bind(deps);
+    let hear: () => void = () => undefined;
+    // users answers "active", but user.removed reaches the gateway before that answer does.
+    deps.isActive = async (id) => {
+      const answer = await isActive(id);
+      await new Promise<void>((resolve) => (hear = resolve));
+      return answer;
+    };
+    const token = tokenOf("alice");
+    const first = callerOfBearer(deps, token, false, nowMs);
+    await new Promise((resolve) => setImmediate(resolve));
+    removed.add("alice");
+    deps.activeUsers.delete("alice");
+    deps.tokens.forgetUser("alice");
+    hear();
+    expect(await first).toMatchObject({ id: "alice" });
+
+    deps.isActive = isActive;
+    await expect(callerOfBearer(deps, token, false, nowMs)).rejects.toBeInstanceOf(UserRemovedError);
+    expect(statuses).toEqual(["alice", "alice"]);
+  });
+
+  it("when the user is removed while auth is asked about their token, then the answer is not remembered", async () => {
+    const removed = new Set<string>();
+    const other = gateway(removed, { ...config, jwtSecret: "another-secret-0123456789abcdef-0123456" });
+    const askAuth = other.deps.askAuth.bind(other.deps);
+    let hear: () => void = () => undefined;
+    other.deps.askAuth = async (token, ignoreExpiration) => {
+      const answer = await askAuth(token, ignoreExpiration);
+      await new Promise<void>((resolve) => (hear = resolve));
+      return answer;
+    };
+    const token = tokenOf("bob");
+    const first = callerOfBearer(other.deps, token, false, nowMs);
+    await new Promise((resolve) => setImmediate(resolve));
+    removed.add("bob");
+    other.deps.activeUsers.delete("bob");
+    other.deps.tokens.forgetUser("bob");
+    hear();
+    expect(await first).toMatchObject({ id: "bob" });
+
+    other.deps.askAuth = askAuth;
+    await expect(callerOfBearer(other.deps, token, false, nowMs)).rejects.toBeInstanceOf(UserRemovedError);
+    expect(other.asked).toEqual([token, token]);
+  });
 });

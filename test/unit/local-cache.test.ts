@@ -35,4 +35,16 @@ describe("LocalCache", () => {
     cache.deleteWhere((value) => value === "k1");
     expect([cache.get("a", 1), cache.get("b", 1), cache.get("c", 1)]).toEqual([undefined, "k2", undefined]);
   });
+
+  it("when something is deleted or cleared, then its count of forgettings grows, and not when set or evicted", () => {
+    const cache = new LocalCache<number>(60_000, 1);
+    const before = cache.forgettings;
+    cache.set("a", 1, 0);
+    cache.set("b", 2, 0);
+    expect(cache.forgettings).toBe(before);
+    cache.delete("b");
+    cache.deleteWhere(() => false);
+    cache.clear();
+    expect(cache.forgettings).toBe(before + 3);
+  });
 });
