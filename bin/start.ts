@@ -10,6 +10,7 @@ import { embeddedStoreIsEmpty, writeManifest } from "../shared/ops/embedded";
 import { seed } from "../shared/ops/seed";
 import { createBroker } from "../app/broker";
 import { installCrashHandlers } from "../shared/runtime/crash";
+import { usePretenuringOff } from "../shared/runtime/pretenuring";
 import { startHealthServer } from "../shared/runtime/health-server";
 import { stopOnSignals } from "../shared/runtime/shutdown";
 
@@ -24,6 +25,11 @@ async function main(): Promise<void> {
     embeddedStoreIsEmpty(config);
 
   const broker = createBroker(config);
+  // Before any load: V8 decides on pretenuring in the first scavenges (shared/runtime/pretenuring).
+  usePretenuringOff({
+    off: config.internalsHooksOff,
+    warn: (message) => broker.getLogger("process").warn(message),
+  });
   stopOnSignals(broker, config.shutdownTimeoutMs);
   // An exception nobody caught is logged with its request id and ends the process (exit 1) for its
   // supervisor to restart; it is never swallowed.

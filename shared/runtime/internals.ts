@@ -24,6 +24,7 @@ export const HOOK_NAMES = [
   "http-acceptors",
   "gateway-fast-answers",
   "upload-scavenge",
+  "v8-pretenuring",
 ] as const;
 
 export type HookName = (typeof HOOK_NAMES)[number];
