@@ -4,18 +4,22 @@ import { PRETENURING_OFF, pretenuringHook, usePretenuringOff } from "../../share
 const quiet = { off: [], warn: () => undefined };
 
 /**
- * A child Node (this one) making 300,000 objects from one literal that all live on: V8 pretenures such
- * a literal unless told not to. Returns how many pretenuring decisions V8 traced, and its stderr.
+ * A child Node (this one) making a million objects from one literal that all live on: V8 pretenures
+ * such a literal unless told not to. Its young generation is made small so that it scavenges often
+ * enough to reach a decision in every run (with Node 24's default size, about half the runs end before
+ * it does). Returns how many pretenuring decisions V8 traced, and its stderr.
  */
 function tenuredSites(flags: string | null): { tenured: number; stderr: string } {
   const script = `
     ${flags === null ? "" : `require("node:v8").setFlagsFromString(${JSON.stringify(flags)});`}
     const kept = [];
     const make = (i) => ({ i, list: [i] });
-    for (let i = 0; i < 300000; i++) kept.push(make(i));
+    for (let i = 0; i < 1000000; i++) kept.push(make(i));
   `;
-  const run = spawnSync(process.execPath, ["--trace-pretenuring-statistics", "-e", script], {
+  const flagsOfOurs = ["--max-semi-space-size=1", "--trace-pretenuring-statistics"];
+  const run = spawnSync(process.execPath, [...flagsOfOurs, "-e", script], {
     encoding: "utf8",
+    env: { ...process.env, NODE_OPTIONS: "" },
   });
   return { tenured: (run.stdout.match(/=> tenure\b/g) ?? []).length, stderr: run.stderr };
 }
