@@ -6,10 +6,10 @@
  * then on, for the life of the process. In a server the count is taken on the first scavenges under
  * load, while the code is still cold and requests take long, so a literal made once per request can
  * cross 85% by a hair and be pretenured. Its objects then die in the old generation, where only a full
- * collection frees them, and until it runs they keep every young object they point to alive: about
- * 9 MB of each request's objects survive every scavenge and are copied into the old generation. About
- * one process in three started that way, chosen at random in its first seconds, and served hot reads at
- * a fraction of the others' rate (docs/decisions/0130-no-allocation-site-pretenuring.md has the runs).
+ * collection frees them, and until it runs they keep every young object they point to alive: the
+ * requests' objects survive every scavenge and are copied into the old generation. Some processes,
+ * chosen at random in their first seconds, started that way and served hot reads at a fraction of the
+ * others' rate (docs/decisions/0130-no-allocation-site-pretenuring.md has the runs).
  *
  * V8's flag `--allocation-site-pretenuring` is not one Node documents or lets NODE_OPTIONS carry, so
  * it is set here through `v8.setFlagsFromString` (documented; V8 reads this flag at every scavenge) as

@@ -25,8 +25,6 @@ function tenuredSites(flags: string | null): { tenured: number; stderr: string }
 }
 
 describe("V8's allocation-site pretenuring, off in server processes", () => {
-  afterEach(() => pretenuringHook.remove({ setFlagsFromString: () => undefined }));
-
   it("when applied, then V8 is given its flag once, and removing it gives V8 back its default", () => {
     const setFlagsFromString = jest.fn();
     const target = { setFlagsFromString };
