@@ -63,6 +63,34 @@ export function cpuMeter(watched: Watched[]): { perRequest(requests: number): Cp
   };
 }
 
+/** How long untilQuiet waited, and how busy the watched processes still were when it stopped. */
+export interface Quiet {
+  waitedMs: number;
+  /** Cores the watched processes used together over the last window. */
+  cores: number;
+  quiet: boolean;
+}
+
+/**
+ * Waits until the watched processes together use under `belowCores` over a window of `windowMs` (a
+ * system still writing, compacting or publishing after a run), or `timeoutMs` has passed. A measurement
+ * taken after it has the machine to itself, as the system's own run had.
+ */
+export async function untilQuiet(
+  watched: Watched[],
+  opts: { belowCores?: number; windowMs?: number; timeoutMs?: number } = {},
+): Promise<Quiet> {
+  const { belowCores = 0.05, windowMs = 1_000, timeoutMs = 60_000 } = opts;
+  const started = performance.now();
+  for (;;) {
+    const spent = perProcess(watched, cpuMillisOf);
+    await new Promise((resolve) => setTimeout(resolve, windowMs));
+    const cores = Object.values(spent()).reduce((sum, ms) => sum + ms, 0) / windowMs;
+    const waitedMs = performance.now() - started;
+    if (cores < belowCores || waitedMs >= timeoutMs) return { waitedMs, cores, quiet: cores < belowCores };
+  }
+}
+
 /**
  * What else the machine did during a run, in cores: the load generator (autocannon runs in this
  * process) and the time no core had work. It tells a server bound by its own thread (cores left idle)

@@ -22,7 +22,7 @@ import { load, type LoadResult } from "./load";
 import { bearer, type Scenario } from "./scenarios/scenario";
 import { SeatLedger, seatVerdict } from "./seats";
 import { startCluster } from "../test/support/cluster";
-import { cpuMeter, type Watched } from "./cpu";
+import { cpuMeter, untilQuiet, type Watched } from "./cpu";
 import { clusterWatched, startEmbedded } from "./systems";
 import { zipf } from "./zipf";
 
@@ -554,24 +554,33 @@ function seedingNote(fixtures: MixedFixtures, plan: MixedPlan): string {
 /**
  * The same requests against moleculer-web alone (bench/floor-server.ts: one action answering the
  * recorded round read, no authentication, storage or cache), as long as the baseline's run: the most a
- * gateway on moleculer-web can serve on this machine, whatever the system behind it does. Resolves to
- * its figures, as the report's note gives them.
+ * gateway on moleculer-web can serve on this machine, whatever the system behind it does. It starts
+ * once the system has gone quiet (untilQuiet: after a run it may still write, compact or publish for
+ * seconds), so that it does not share the cores with the system's leftovers. Resolves to its figures,
+ * as the report's note gives them.
  */
 async function measureFloor(
   scenario: ReturnType<typeof mixedScenario>,
   systemUrl: string,
   seconds: number,
   log: (line: string) => void,
+  watched: Watched[],
 ): Promise<string> {
+  const recorded = await scenario.record(systemUrl);
+  const quiet = await untilQuiet(watched);
+  const after = quiet.quiet
+    ? `after the system went quiet (${(quiet.waitedMs / 1000).toFixed(0)} s)`
+    : `while the system still used ${quiet.cores.toFixed(2)} cores (${(quiet.waitedMs / 1000).toFixed(0)} s after its run)`;
   const floor = await startBaseline("moleculer-web");
   try {
-    await floor.serve(await scenario.record(systemUrl));
+    await floor.serve(recorded);
     const meter = cpuMeter([{ name: "floor", pid: () => floor.pid }]);
     const r = await scenario.measure({ url: floor.url, side: "baseline", round: 0, seconds });
     const cpuMs = meter.perRequest(r.requests).floor;
     const figures =
       `${Math.round(r.rps).toLocaleString("en")} req/s, p99 ${r.p99} ms, errors ${r.errors}` +
-      (cpuMs === undefined ? "" : `, ${cpuMs.toFixed(3)} ms CPU a request`);
+      (cpuMs === undefined ? "" : `, ${cpuMs.toFixed(3)} ms CPU a request`) +
+      `, ${after}`;
     log(`  8 floor: moleculer-web alone ${figures}`);
     return figures;
   } finally {
@@ -603,7 +612,7 @@ async function measureMixed(
     log,
     watched,
   });
-  const floor = await measureFloor(scenario, baseUrl, plan.seconds, log);
+  const floor = await measureFloor(scenario, baseUrl, plan.seconds, log, watched);
   outcome.notes.push(
     `moleculer-web alone (one action answering the recorded round read, nothing else): ${floor}`,
     seedingNote(fixtures, plan),

@@ -6,7 +6,10 @@ import {
   LOAD_GENERATOR,
   machineMeter,
   runQueueMillisOf,
+  untilQuiet,
 } from "../../bench/cpu";
+import { spawn, type ChildProcess } from "node:child_process";
+import { once } from "node:events";
 import os from "node:os";
 
 /** Burns about `ms` of CPU on this thread. */
@@ -80,5 +83,41 @@ describe("bench CPU per request", () => {
     expect(formatCpu({ rounds: 0.031, gateway: 0.052 })).toBe("gateway 0.052 · rounds 0.031 (sum 0.083)");
     expect(formatCpu({ server: 0.04 })).toBe("server 0.040");
     expect(formatCpu(undefined)).toBe("–");
+  });
+
+  describe("waiting for a system to go quiet", () => {
+    let child: ChildProcess | undefined;
+    afterEach(async () => {
+      if (child && child.exitCode === null) {
+        child.kill("SIGKILL");
+        await once(child, "exit");
+      }
+    });
+    /** A process that spins for `ms` (or for ever) and then sleeps until killed. */
+    const busyFor = (ms: number | null): ChildProcess =>
+      spawn(process.execPath, [
+        "-e",
+        `const end = ${ms === null ? "Infinity" : `Date.now() + ${ms}`}; while (Date.now() < end); setInterval(() => {}, 1e6);`,
+      ]);
+
+    it("when a watched process stops working, then it resolves after that, quiet", async () => {
+      child = busyFor(1_200);
+      const quiet = await untilQuiet([{ name: "child", pid: () => child?.pid }], { windowMs: 300 });
+      expect(quiet.quiet).toBe(true);
+      expect(quiet.cores).toBeLessThan(0.05);
+      // It waited at least through the spin (less the time the child took to start).
+      expect(quiet.waitedMs).toBeGreaterThanOrEqual(600);
+    });
+
+    it("when a watched process keeps working, then it gives up at the timeout and says how busy it was", async () => {
+      child = busyFor(null);
+      const quiet = await untilQuiet([{ name: "child", pid: () => child?.pid }], {
+        windowMs: 300,
+        timeoutMs: 900,
+      });
+      expect(quiet.quiet).toBe(false);
+      expect(quiet.cores).toBeGreaterThan(0.05);
+      expect(quiet.waitedMs).toBeGreaterThanOrEqual(900);
+    });
   });
 });
