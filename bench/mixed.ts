@@ -568,9 +568,10 @@ async function measureFloor(
 ): Promise<string> {
   const recorded = await scenario.record(systemUrl);
   const quiet = await untilQuiet(watched);
+  const waited = `${(quiet.waitedMs / 1000).toFixed(0)} s`;
   const after = quiet.quiet
-    ? `after the system went quiet (${(quiet.waitedMs / 1000).toFixed(0)} s)`
-    : `while the system still used ${quiet.cores.toFixed(2)} cores (${(quiet.waitedMs / 1000).toFixed(0)} s after its run)`;
+    ? `after the system went quiet (${waited})`
+    : `while the system still used ${quiet.cores.toFixed(2)} cores (${waited} after its run)`;
   const floor = await startBaseline("moleculer-web");
   try {
     await floor.serve(recorded);
