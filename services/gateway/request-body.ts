@@ -133,7 +133,8 @@ const ITEMS_AT_ONCE = 10_000;
  * where other nodes give up on a process silent for 2 s (decision 0043). The bytes are scanned a slice
  * at a time for the list; its items are parsed ITEMS_AT_ONCE at a time, the rest of the object with the
  * list left out, a turn of the event loop between each. Resolves to null when the body is anything this
- * does not expect (the key escaped or given twice, the value not a list, malformed or too deep JSON):
+ * does not expect (any top-level name escaped, the key given twice, the value not a list, malformed or
+ * too deep JSON):
  * then `parseJsonBody` reads it in one piece and gives any error its usual 422.
  */
 export async function parseListBody(raw: Buffer, key: string): Promise<Record<string, unknown> | null> {
@@ -181,7 +182,10 @@ export async function parseListBody(raw: Buffer, key: string): Promise<Record<st
       inString = true;
       stringStart = i;
     } else if (b === 0x3a && depth === 1 && lastString) {
-      if (raw.subarray(lastString[0], lastString[1]).equals(keyBytes)) {
+      const name = raw.subarray(lastString[0], lastString[1]);
+      // An escaped name may spell the key: JSON.parse would then keep whichever of the two comes last.
+      if (name.includes(0x5c)) return null;
+      if (name.equals(keyBytes)) {
         if (seenKey) return null; // given twice: JSON.parse keeps the last
         seenKey = true;
         expectList = true;

@@ -31,6 +31,9 @@ describe("parseListBody", () => {
   it.each([
     ["the key twice", '{"user_ids":["a"],"user_ids":["b"]}'],
     ["the key escaped", '{"user\\u005fids":["a"]}'],
+    ["the key given, then given again escaped", '{"user_ids":["a"],"user\\u005fids":["b"]}'],
+    ["the key escaped, then given", '{"user\\u005fids":["b"],"user_ids":["a"]}'],
+    ["another name escaped", '{"user_ids":["a"],"t\\u0069tle":"t"}'],
     ["a value that is not a list", '{"user_ids":"a"}'],
     ["no such key", '{"title":"t"}'],
     ["a trailing comma", '{"user_ids":["a","b",]}'],
@@ -55,10 +58,13 @@ describe("parseListBody", () => {
       fc.nat(),
       fc.constantFrom("", ",", "]", "[", '"', "\\", "}", " ", ":"),
       fc.boolean(),
+      // The list given again under an escaped spelling of its name, which JSON.parse keeps.
+      fc.option(fc.array(item, { maxLength: 3 })),
     );
     await fc.assert(
-      fc.asyncProperty(variant, async ([value, at, insert, mutate]) => {
+      fc.asyncProperty(variant, async ([value, at, insert, mutate, escapedTwin]) => {
         let text = JSON.stringify(value);
+        if (escapedTwin) text = `${text.slice(0, -1)},"user\\u005fids":${JSON.stringify(escapedTwin)}}`;
         if (mutate) {
           const i = at % (text.length + 1);
           text = text.slice(0, i) + insert + text.slice(i + 1);
