@@ -21,18 +21,31 @@ export interface CounterStore {
 }
 
 export class MemoryCounterStore implements CounterStore {
-  private readonly counts = new Map<string, { end: number; n: number }>();
+  /**
+   * Counts by the end of their window, then by key. A window's counts go together once a later window
+   * has begun, so a hit costs the same however many callers the minute has seen (a walk over the
+   * counts to find ended ones, on each hit past a size, made every hit cost that walk once a minute
+   * held that many callers).
+   */
+  private readonly windows = new Map<number, Map<string, number>>();
 
   async hit(key: string, windowEnd: number): Promise<number> {
-    const now = Date.now();
-    if (this.counts.size > 100_000) for (const [k, v] of this.counts) if (v.end <= now) this.counts.delete(k);
-    const entry = this.counts.get(key);
-    if (!entry || entry.end !== windowEnd) {
-      this.counts.set(key, { end: windowEnd, n: 1 });
-      return 1;
+    let counts = this.windows.get(windowEnd);
+    if (!counts) {
+      for (const end of this.windows.keys()) if (end < windowEnd) this.windows.delete(end);
+      counts = new Map();
+      this.windows.set(windowEnd, counts);
     }
-    entry.n += 1;
-    return entry.n;
+    const n = (counts.get(key) ?? 0) + 1;
+    counts.set(key, n);
+    return n;
+  }
+
+  /** How many counts are held, over every window still kept. */
+  get size(): number {
+    let size = 0;
+    for (const counts of this.windows.values()) size += counts.size;
+    return size;
   }
 
   async close(): Promise<void> {}

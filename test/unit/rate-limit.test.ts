@@ -37,6 +37,19 @@ describe("enforceLimit with the memory store", () => {
     await expect(enforceLimit(store, limits, "a", "u", t + 16_000)).resolves.toBeUndefined();
   });
 
+  it("when a new minute begins, then the counts of the minutes before it are dropped whole", async () => {
+    const store = new MemoryCounterStore();
+    const limits = parseLimits("a=1");
+    const t = Date.UTC(2030, 0, 1, 0, 0, 10);
+    for (let i = 0; i < 150_000; i++) await enforceLimit(store, limits, "a", `ip:${i}`, t);
+    expect(store.size).toBe(150_000);
+    // Past any size, each caller still has its own count within the minute.
+    await expect(enforceLimit(store, limits, "a", "ip:149999", t)).rejects.toBeInstanceOf(RateLimitedError);
+    await expect(enforceLimit(store, limits, "a", "ip:new", t)).resolves.toBeUndefined();
+    await expect(enforceLimit(store, limits, "a", "ip:0", t + 60_000)).resolves.toBeUndefined();
+    expect(store.size).toBe(1);
+  });
+
   it("when an action has no limit and there is no default, then nothing is counted", async () => {
     const store = new MemoryCounterStore();
     for (let i = 0; i < 10; i++)
