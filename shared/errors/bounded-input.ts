@@ -2,12 +2,22 @@
  * What a 422 entry may echo of the client's input: FastAPI echoes it whole, but an echo must never be
  * the way to make an answer huge or make encoding it throw. Cut to a few levels, a few items per level
  * and a bounded string length; cycle-safe; anything that is not plain JSON data is described instead.
+ * Cutting twice gives what cutting once gave: a service's issues are cut where they are made and again
+ * at the gateway, and the count of what was left out must survive the second cut.
  */
 export const INPUT_MAX_DEPTH = 4;
 export const INPUT_MAX_ITEMS = 20;
 export const INPUT_MAX_STRING = 256;
 
 const cutString = (s: string) => (s.length > INPUT_MAX_STRING ? `${s.slice(0, INPUT_MAX_STRING)}…` : s);
+
+/** What a cut leaves in place of the rest: the last item of a list, the value of an object's "…" key. */
+const leftOutOfList = /^… \d+ more$/;
+const leftOutOfObject = /^\d+ more$/;
+
+/** A list or an object's keys as a cut left them: the items kept, then the count of the rest. */
+const wasCut = (length: number, last: unknown, marker: RegExp) =>
+  length === INPUT_MAX_ITEMS + 1 && typeof last === "string" && marker.test(last);
 
 export function boundedInput(value: unknown): unknown {
   const ancestors = new Set<object>();
@@ -24,7 +34,9 @@ export function boundedInput(value: unknown): unknown {
     try {
       if (isArray) {
         const out = v.slice(0, INPUT_MAX_ITEMS).map((item) => walk(item, depth + 1));
-        if (v.length > INPUT_MAX_ITEMS) out.push(`… ${v.length - INPUT_MAX_ITEMS} more`);
+        const last: unknown = v[INPUT_MAX_ITEMS];
+        if (wasCut(v.length, last, leftOutOfList)) out.push(last);
+        else if (v.length > INPUT_MAX_ITEMS) out.push(`… ${v.length - INPUT_MAX_ITEMS} more`);
         return out;
       }
       const out: Record<string, unknown> = {};
@@ -38,7 +50,9 @@ export function boundedInput(value: unknown): unknown {
           configurable: true,
         });
       }
-      if (keys.length > INPUT_MAX_ITEMS) out["…"] = `${keys.length - INPUT_MAX_ITEMS} more`;
+      const last: unknown = (v as Record<string, unknown>)["…"];
+      if (keys[INPUT_MAX_ITEMS] === "…" && wasCut(keys.length, last, leftOutOfObject)) out["…"] = last;
+      else if (keys.length > INPUT_MAX_ITEMS) out["…"] = `${keys.length - INPUT_MAX_ITEMS} more`;
       return out;
     } finally {
       ancestors.delete(v);

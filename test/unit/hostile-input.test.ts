@@ -1,5 +1,6 @@
 import { EventEmitter } from "node:events";
 import { PassThrough } from "node:stream";
+import fc from "fast-check";
 import { Errors } from "moleculer";
 import { answerClientError } from "../../services/gateway/client-error";
 import { encodeHttpError, toHttpError } from "../../services/gateway/http-errors";
@@ -73,6 +74,34 @@ describe("bounded echo of input", () => {
     expect(out.s).toHaveLength(INPUT_MAX_STRING + 1);
   });
 
+  it("when a cut input is cut again, then the count of what was left out survives", () => {
+    const once = boundedInput({
+      ids: Array.from({ length: 3000 }, (_, i) => i),
+      keys: Object.fromEntries(Array.from({ length: 500 }, (_, i) => [`k${i}`, i])),
+    });
+    const twice = boundedInput(once) as { ids: unknown[]; keys: Record<string, unknown> };
+    expect(twice).toEqual(once);
+    expect(twice.ids[INPUT_MAX_ITEMS]).toBe(`… ${3000 - INPUT_MAX_ITEMS} more`);
+    expect(twice.keys["…"]).toBe(`${500 - INPUT_MAX_ITEMS} more`);
+  });
+
+  it("when any JSON value is cut twice, then the second cut changes nothing", () => {
+    const wide = fc.oneof(
+      fc.jsonValue({ maxDepth: 6 }),
+      fc.array(fc.jsonValue({ maxDepth: 2 }), { minLength: 15, maxLength: 40 }),
+      fc.dictionary(fc.string({ maxLength: 300 }), fc.jsonValue({ maxDepth: 2 }), {
+        minKeys: 15,
+        maxKeys: 40,
+      }),
+    );
+    fc.assert(
+      fc.property(wide, (value) => {
+        const once = boundedInput(value);
+        expect(boundedInput(once)).toEqual(once);
+      }),
+    );
+  });
+
   it("when the input is cyclic, binary or not JSON, then it is described and never throws", () => {
     const cyclic: Record<string, unknown> = { a: 1 };
     cyclic.self = cyclic;
@@ -130,6 +159,21 @@ describe("error answers", () => {
     const encoded = encodeHttpError(mapped);
     expect(encoded.status).toBe(422);
     expect(encoded.fallback).toBe(false);
+  });
+
+  it("when a service's 422 echoes a 3,000-item list, then the answer counts the items left out", () => {
+    const made = new RequestValidationError([
+      {
+        type: "too_long",
+        loc: ["attributes"],
+        msg: "List should have at most 100 items",
+        input: Array.from({ length: 3000 }, () => 1),
+      },
+    ]);
+    const mapped = toHttpError(made, routeByAction.get("rounds.join"));
+    const [issue] = mapped.body.detail as { input: unknown[] }[];
+    expect(issue.input).toHaveLength(INPUT_MAX_ITEMS + 1);
+    expect(issue.input[INPUT_MAX_ITEMS]).toBe(`… ${3000 - INPUT_MAX_ITEMS} more`);
   });
 
   it("when the body cannot be encoded at all, then a fixed 500 body is the answer", () => {
