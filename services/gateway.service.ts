@@ -190,6 +190,16 @@ function requestListener(gw: GatewayService) {
 }
 
 /**
+ * No route answers OPTIONS (decision 0131). moleculer-web takes an OPTIONS request for a CORS preflight
+ * of the method in its Access-Control-Request-Method (GET without one) and, with no CORS configured,
+ * runs that method's alias: OPTIONS would read, join or upload as GET and POST do.
+ */
+function refuseOptions(this: GatewayService, req: Req, res: Res, next: () => void): void {
+  if (req.method === "OPTIONS") answerNotRouted(req, res, this.aliases);
+  else next();
+}
+
+/**
  * The request's span (tracing on: gateway/request-span), on the `rest` call's context. A route middleware
  * rather than a `before` hook of `rest`: an action hook puts promise steps in front of every request.
  */
@@ -240,7 +250,7 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
         authentication: true,
         authorization: true,
         // moleculer-web's documented route middlewares run first for every request under the route.
-        use: [startRequestSpan],
+        use: [refuseOptions, startRequestSpan],
         aliases: {
           ...Object.fromEntries(routes.map((r) => [`${r.method} ${r.path}`, r.action])),
           // The printed API address opened in a browser: the API reference.

@@ -1,5 +1,5 @@
 import { faultyStores } from "../support/faulty-stores";
-import { api, startSystem, topology, type System } from "../support/system";
+import { api, newUser, startSystem, topology, type System } from "../support/system";
 
 let sys: System;
 beforeAll(async () => {
@@ -25,6 +25,26 @@ describe("gateway routing", () => {
     const res = await api(sys, "GET", `/rounds/${sys.manifest.rounds.open}/join`);
     expect(res.status).toBe(405);
     expect(res.headers.get("allow")).toBe("POST");
+  });
+
+  it("when OPTIONS is sent, then 405 with Allow and no action runs, even as a preflight naming POST", async () => {
+    const user = await newUser(sys.broker);
+    const round = `/rounds/${sys.manifest.rounds.open}`;
+    const before = await api(sys, "GET", round, { token: user.access_token });
+    const read = await api(sys, "OPTIONS", round, { token: user.access_token });
+    expect(read.status).toBe(405);
+    expect(read.body).toEqual({ detail: "Method Not Allowed" });
+    expect(read.headers.get("allow")).toBe("GET");
+    const preflight = await api(sys, "OPTIONS", `${round}/join`, {
+      token: user.access_token,
+      headers: { origin: "https://example.com", "access-control-request-method": "POST" },
+      json: null,
+    });
+    expect(preflight.status).toBe(405);
+    expect(preflight.headers.get("allow")).toBe("POST");
+    const after = await api(sys, "GET", round, { token: user.access_token });
+    expect(after.body.members_count).toBe(before.body.members_count);
+    expect((await api(sys, "OPTIONS", "/nope")).status).toBe(404);
   });
 
   it("when every service runs, then /health/ready is 200 with each check ok", async () => {
