@@ -1,8 +1,9 @@
 /**
  * The fuzz tier: hostile requests for every operation of the OpenAPI document the gateway serves, with
  * valid credentials (so hostile bodies get past authentication) and hostile ones. For each: an answer,
- * a status below 500, every 4xx a JSON body in the spec's error shape, /health still answering, every
- * process of the system still running, and (in this process) no prototype polluted.
+ * a status below 500, every 4xx a JSON body in the spec's error shape, no success for a method the path
+ * does not take, /health still answering, every process of the system still running, and (in this
+ * process) no prototype polluted.
  */
 import fs from "node:fs";
 import fc from "fast-check";
@@ -58,9 +59,25 @@ export function describePlan(plan: RequestPlan): string {
   return `${plan.method} ${cut(JSON.stringify(plan.target), 160)} [${headers}] body ${cut(JSON.stringify(plan.body), 300)}`;
 }
 
+/**
+ * Whether an operation of the document takes this method at this target, matched as moleculer-web
+ * matches an alias: one trailing slash cut, then the alias's pattern, which allows one more and letters
+ * in either case.
+ */
+function routed(method: string, target: string): boolean {
+  const path = target.split("?")[0].replace(/(.)\/$/, "$1");
+  return operations.some(
+    (o) => o.method === method && new RegExp(`^${o.path.replace(/\{[^}]+\}/g, "[^/]+")}/?$`, "i").test(path),
+  );
+}
+
 /** What is wrong with one answer (nothing: null). */
 function problemOf(plan: RequestPlan, res: RawResponse): string | null {
   if (res.status >= 500) return `status ${res.status} ${res.body.toString("utf8").slice(0, 200)}`;
+  // A method no operation takes there must not run one (OPTIONS once ran GET's or POST's action).
+  if (res.status < 400 && !routed(plan.method, plan.target)) {
+    return `${plan.method} answered ${res.status} where no operation takes ${plan.method}`;
+  }
   if (res.status < 400 || plan.method === "HEAD") return null;
   if (!/^application\/json/i.test(res.headers["content-type"] ?? "")) {
     return `status ${res.status} without a JSON body (content-type ${res.headers["content-type"] ?? "none"})`;
