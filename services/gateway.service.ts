@@ -51,6 +51,7 @@ import { traceRequest } from "./gateway/request-span";
 import { HttpMetrics } from "./gateway/http-metrics";
 import { callerOfBearer } from "./gateway/bearer";
 import { callerTag, routeByAction, routes, type RouteSpec } from "./gateway/routes";
+import { clientRequestId } from "./gateway/request-id";
 import { paramsOfRequest, rateLimitCaller } from "./gateway/request-params";
 import { UploadSlots } from "./gateway/upload-slots";
 import { multicastBodyLimit, stageRecipientPages } from "./gateway/recipient-pages";
@@ -132,8 +133,7 @@ const LONG_BODY_BYTES = 1024 * 1024;
 
 /** The request id of a request: the context's once it exists, else the client's X-Request-ID. */
 function requestIdOf(req: Req): string | undefined {
-  const id = req.$ctx?.requestID ?? req.headers["x-request-id"];
-  return typeof id === "string" ? id : undefined;
+  return req.$ctx?.requestID ?? clientRequestId(req.headers["x-request-id"]);
 }
 
 /** An event group of this gateway process alone, so events about caches reach every gateway. */
@@ -230,8 +230,10 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
     // gateway/request-deadlines rather than by a Moleculer timeout on that call (decision 0105); each
     // call it makes to a service keeps its own REQUEST_TIMEOUT_MS.
     // A function: moleculer-web checks a plain object with lodash's isPlainObject on every request.
-    rootCallOptions(options: { timeout?: number }) {
+    // It also vets the client's X-Request-ID, which moleculer-web puts here (gateway/request-id).
+    rootCallOptions(options: { timeout?: number; requestID?: unknown }) {
       options.timeout = 0;
+      if (options.requestID !== undefined) options.requestID = clientRequestId(options.requestID);
     },
     // Every error leaves in the spec's shape (moleculer-web's global error handler).
     onError(this: GatewayService, req: Req, res: Res, err: unknown) {

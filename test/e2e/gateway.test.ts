@@ -1,3 +1,4 @@
+import { MAX_REQUEST_ID_LENGTH } from "../../services/gateway/request-id";
 import { faultyStores } from "../support/faulty-stores";
 import { api, newUser, startSystem, topology, type System } from "../support/system";
 
@@ -45,6 +46,20 @@ describe("gateway routing", () => {
     const after = await api(sys, "GET", round, { token: user.access_token });
     expect(after.body.members_count).toBe(before.body.members_count);
     expect((await api(sys, "OPTIONS", "/nope")).status).toBe(404);
+  });
+
+  it("when X-Request-ID is sane, then it is the request's id; when too long or with spaces, then one is made", async () => {
+    const idOf = async (given: string) =>
+      (await api(sys, "GET", "/users/friends", { headers: { "x-request-id": given } })).headers.get(
+        "x-request-id",
+      );
+    const longest = `r-${"x".repeat(MAX_REQUEST_ID_LENGTH - 2)}`;
+    expect(await idOf("req-42")).toBe("req-42");
+    expect(await idOf(longest)).toBe(longest);
+    for (const given of [`${longest}x`, "x".repeat(8000), "two words"]) {
+      const id = await idOf(given);
+      expect(id).toMatch(/^[0-9a-f-]{36}$/);
+    }
   });
 
   it("when every service runs, then /health/ready is 200 with each check ok", async () => {
