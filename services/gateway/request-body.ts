@@ -40,6 +40,15 @@ export function readRaw(req: IncomingMessage, limit: number, bounds?: BodyBounds
   });
 }
 
+/**
+ * A body without its UTF-8 byte order mark, if it starts with one. RFC 8259 lets a parser ignore it, and
+ * FastAPI's does (Python's `json.loads` of bytes): a JSON file saved by an editor that writes one and
+ * sent as it is parses there, so it does here.
+ */
+export function withoutBom(raw: Buffer): Buffer {
+  return raw.length >= 3 && raw[0] === 0xef && raw[1] === 0xbb && raw[2] === 0xbf ? raw.subarray(3) : raw;
+}
+
 function jsonError(text: string): RequestValidationError {
   return new RequestValidationError([
     { type: "json_invalid", loc: ["body", jsonErrorPosition(text)], msg: "JSON decode error", input: {} },
@@ -83,7 +92,8 @@ export function tooDeepAt(raw: Buffer, limit = MAX_JSON_DEPTH): number {
  * The body as the action's parameters: an object's fields, or nothing for a `null` body where the route
  * allows one. Anything else is the spec's 422.
  */
-export function parseJsonBody(raw: Buffer, kind: BodyKind): Record<string, unknown> {
+export function parseJsonBody(body: Buffer, kind: BodyKind): Record<string, unknown> {
+  const raw = withoutBom(body);
   const text = raw.toString("utf8");
   if (text.trim() === "") {
     throw new RequestValidationError([
@@ -137,7 +147,8 @@ const ITEMS_AT_ONCE = 10_000;
  * too deep JSON):
  * then `parseJsonBody` reads it in one piece and gives any error its usual 422.
  */
-export async function parseListBody(raw: Buffer, key: string): Promise<Record<string, unknown> | null> {
+export async function parseListBody(body: Buffer, key: string): Promise<Record<string, unknown> | null> {
+  const raw = withoutBom(body);
   const keyBytes = Buffer.from(JSON.stringify(key));
   let depth = 0;
   let inString = false;

@@ -43,6 +43,16 @@ describe("POST /rounds/{round_id}/join", () => {
     },
   );
 
+  it("when the body starts with a UTF-8 byte order mark (a file some editors save), then it joins", async () => {
+    const user = await newUser(sys.broker);
+    const res = await api(sys, "POST", `/rounds/${sys.manifest.rounds.open}/join`, {
+      token: user.access_token,
+      raw: '\ufeff{"attributes":[]}',
+    });
+    expect(res.status).toBe(200);
+    expect(check(Round, res.body)).toBe(true);
+  });
+
   it("when a user joins twice, then the second join returns the round with one membership and emits nothing", async () => {
     const user = await newUser(sys.broker);
     const first = await join(sys.manifest.rounds.open, user.access_token);

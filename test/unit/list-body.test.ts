@@ -20,6 +20,12 @@ describe("parseListBody", () => {
     await expect(parseListBody(asBytes(text), "user_ids")).resolves.toEqual(JSON.parse(text));
   });
 
+  it("when the body starts with a UTF-8 byte order mark, then it is read as the body without it", async () => {
+    const text = JSON.stringify({ title: "t", user_ids: Array.from({ length: 30_000 }, (_, i) => `u${i}`) });
+    const body = Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), asBytes(text)]);
+    await expect(parseListBody(body, "user_ids")).resolves.toEqual(JSON.parse(text));
+  });
+
   it.each([
     ["an empty list", '{"title":"t","user_ids":[]}'],
     ["a list of one", '{"user_ids":["a"],"title":"t"}'],

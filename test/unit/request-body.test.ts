@@ -32,6 +32,16 @@ describe("parseJsonBody", () => {
     });
   });
 
+  it("when the body starts with a UTF-8 byte order mark, then it is read without it; a second one is invalid", () => {
+    const bom = Buffer.from([0xef, 0xbb, 0xbf]);
+    const body = (text: string) => Buffer.concat([bom, Buffer.from(text)]);
+    expect(parseJsonBody(body('{"attributes":[1]}'), "json-object-or-null")).toEqual({ attributes: [1] });
+    expect(parseJsonBody(body("null"), "json-object-or-null")).toEqual({});
+    expect(() => parseJsonBody(Buffer.concat([bom, body("{}")]), "json-object")).toThrow(
+      RequestValidationError,
+    );
+  });
+
   it("when the body is empty or whitespace, then it is missing at ['body']", () => {
     for (const text of ["", "  \n"]) {
       const err = parseError(text, "json-object-or-null");
