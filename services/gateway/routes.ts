@@ -268,12 +268,15 @@ export function originOf(
   return "body";
 }
 
-/** Method and path pattern of every upload route (a multipart body), matched before alias resolution. */
+/**
+ * Method and path pattern of every upload route (a multipart body), matched before alias resolution and
+ * as loosely as moleculer-web's aliases: letters in either case, one trailing slash.
+ */
 const uploadPatterns = routes
   .filter((r) => r.body === "multipart")
   .map((r) => ({
     method: r.method,
-    path: new RegExp(`^${r.path.replace(/:[A-Za-z_]+/g, "[^/?#]+")}/?(?:[?#]|$)`),
+    path: new RegExp(`^${r.path.replace(/:[A-Za-z_]+/g, "[^/?#]+")}/?(?:[?#]|$)`, "i"),
   }));
 
 /** Whether a request is for an upload route: it gets the upload's time bounds (see the gateway). */
