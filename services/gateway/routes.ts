@@ -270,13 +270,14 @@ export function originOf(
 
 /**
  * Method and path pattern of every upload route (a multipart body), matched before alias resolution and
- * as loosely as moleculer-web's aliases: letters in either case, one trailing slash.
+ * as loosely as moleculer-web matches its aliases: letters in either case, and up to two trailing
+ * slashes (it cuts one, then the alias's pattern allows one).
  */
 const uploadPatterns = routes
   .filter((r) => r.body === "multipart")
   .map((r) => ({
     method: r.method,
-    path: new RegExp(`^${r.path.replace(/:[A-Za-z_]+/g, "[^/?#]+")}/?(?:[?#]|$)`, "i"),
+    path: new RegExp(`^${r.path.replace(/:[A-Za-z_]+/g, "[^/?#]+")}/{0,2}(?:[?#]|$)`, "i"),
   }));
 
 /** Whether a request is for an upload route: it gets the upload's time bounds (see the gateway). */

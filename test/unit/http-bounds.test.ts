@@ -36,8 +36,13 @@ describe("the gateway's HTTP bounds", () => {
     expect(requestDeadline(config, read)).toBe(first);
   });
 
-  it("when an upload's path is in other letters' case or ends in a slash (the router still takes it), then it is timed as an upload", () => {
-    for (const url of ["/Stores/7/Events", "/STORES/7/EVENTS/", "/stores/7/events?x=1"]) {
+  it("when an upload's path is in other letters' case or ends in slashes (the router still takes it), then it is timed as an upload", () => {
+    for (const url of [
+      "/Stores/7/Events",
+      "/STORES/7/EVENTS/",
+      "/stores/7/events//",
+      "/stores/7/events?x=1",
+    ]) {
       const now = Date.now();
       expect(requestDeadline(config, { method: "POST", url } as TimedRequest) - now).toBeGreaterThanOrEqual(
         90000,
