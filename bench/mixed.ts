@@ -23,6 +23,7 @@ import { bearer, type Scenario } from "./scenarios/scenario";
 import { SeatLedger, seatVerdict } from "./seats";
 import { startCluster } from "../test/support/cluster";
 import { cpuMeter, untilQuiet, type Watched } from "./cpu";
+import { distributedNodeArgs, nodeArgsOf, type NodeOptions } from "./node-options";
 import { clusterWatched, startEmbedded } from "./systems";
 import { zipf } from "./zipf";
 
@@ -498,6 +499,8 @@ export interface MixedPlan {
   connections: number;
   /** The routes' shares (MIX unless `--mix` says otherwise). */
   mix: Mix;
+  /** The servers' Node options (`--node-options`, bench/node-options.ts); Node's defaults when absent. */
+  nodeOptions?: NodeOptions;
 }
 
 export const mixedPlanFor = (
@@ -637,6 +640,7 @@ export async function runMixedEmbedded(
   );
   const system = await startEmbedded((broker) => seedMixed(broker, plan.sizes, log), {
     startTimeoutMs: embeddedStartTimeoutMs(plan.sizes),
+    nodeArgs: nodeArgsOf(plan.nodeOptions ?? {}, "embedded"),
   });
   try {
     log(`embedded 8: ready after ${((Date.now() - t0) / 1000).toFixed(1)} s`);
@@ -651,7 +655,11 @@ export async function runMixedBench(
   baseline: Baseline,
   log: (line: string) => void,
 ): Promise<{ outcome: ScenarioOutcome; routes: MixedResult }> {
-  const cluster = await startCluster({ store: "embedded" }); // as the other cases (bench/systems.ts)
+  // Embedded stores, as the other cases (bench/systems.ts).
+  const cluster = await startCluster({
+    store: "embedded",
+    nodeArgs: distributedNodeArgs(plan.nodeOptions ?? {}),
+  });
   try {
     return await mixedOn(cluster.baseUrl, cluster.client, plan, baseline, log, clusterWatched(cluster));
   } finally {

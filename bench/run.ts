@@ -134,6 +134,7 @@ async function main(): Promise<void> {
     sizeFlag("connections"),
     mix === undefined ? undefined : parseMix(mix),
   );
+  mixedPlan.nodeOptions = plan.nodeOptions;
   const wanted = runHttp || wants("8") ? topologies() : [];
   const runMixed = wants("8");
   build();
@@ -148,7 +149,7 @@ async function main(): Promise<void> {
     `Case 8: a mixed workload over ${mixedPlan.sizes.users.toLocaleString("en")} users and ` +
       `${mixedPlan.sizes.rounds.toLocaleString("en")} rounds, ${mixedPlan.seconds} s, one run; its baseline ` +
       `(at most 10 s) answers the recorded round read to the same mix of requests.`,
-    `Cases 1–5 (and 8 on their cluster): ${describeNodeOptions(plan.nodeOptions ?? {})} Cases 6 and 7 run each ` +
+    `Cases 1–5 and 8: ${describeNodeOptions(plan.nodeOptions ?? {})} Cases 6 and 7 run each ` +
       "process with its options as deployed.",
     ...(alsoOnMachineNode
       ? [
