@@ -9,6 +9,7 @@ import fs from "node:fs";
 import fc from "fast-check";
 import { ErrorBody, ValidationErrorBody } from "../../shared/contracts/http";
 import { check } from "../../shared/validation";
+import { templatePattern } from "../support/contract";
 import { startSystem, topology, type System } from "../support/system";
 import { hostileRequest, operationsOf, render, type Operation, type RequestPlan } from "./hostile";
 import { ResetWhileSendingError, sendRaw, type RawResponse } from "./raw-http";
@@ -59,16 +60,10 @@ export function describePlan(plan: RequestPlan): string {
   return `${plan.method} ${cut(JSON.stringify(plan.target), 160)} [${headers}] body ${cut(JSON.stringify(plan.body), 300)}`;
 }
 
-/**
- * Whether an operation of the document takes this method at this target, matched as moleculer-web
- * matches an alias: one trailing slash cut, then the alias's pattern, which allows one more and letters
- * in either case.
- */
+/** Whether an operation of the document takes this method at this target, as moleculer-web routes it. */
 function routed(method: string, target: string): boolean {
-  const path = target.split("?")[0].replace(/(.)\/$/, "$1");
-  return operations.some(
-    (o) => o.method === method && new RegExp(`^${o.path.replace(/\{[^}]+\}/g, "[^/]+")}/?$`, "i").test(path),
-  );
+  const path = target.split("?")[0];
+  return operations.some((o) => o.method === method && templatePattern(o.path, true).test(path));
 }
 
 /** What is wrong with one answer (nothing: null). */

@@ -20,10 +20,16 @@ const components = openApi.components.schemas as Json;
 const resolve = (schema: Json): Json =>
   schema.$ref ? components[String(schema.$ref).split("/").pop() as string] : schema;
 
-const templates = Object.keys(openApi.paths).map((p) => ({
-  path: p,
-  re: new RegExp(`^${p.replace(/\{[^}]+\}/g, "[^/]+")}$`),
-}));
+/**
+ * The pattern of an OpenAPI path template, matched exactly; or, `asRouted`, as moleculer-web matches an
+ * alias: letters in either case and up to two trailing slashes (it cuts one, then the alias allows one).
+ */
+export function templatePattern(template: string, asRouted = false): RegExp {
+  const path = template.replace(/\{[^}]+\}/g, "[^/]+");
+  return asRouted ? new RegExp(`^${path}/{0,2}$`, "i") : new RegExp(`^${path}$`);
+}
+
+const templates = Object.keys(openApi.paths).map((p) => ({ path: p, re: templatePattern(p) }));
 
 const compiled = new Map<string, ValidateFunction>();
 
