@@ -7,6 +7,17 @@
 const transform = { "^.+\\.ts$": ["ts-jest", { diagnostics: false }] };
 const common = { testEnvironment: "node", transform, moduleFileExtensions: ["ts", "js", "json"] };
 
+// The deploy tier (test/deploy/): the image, compose's services and deploy/k8s/ in real podman containers.
+// Minutes long and root-only, so not in plain `npm test`: `npm run test:deploy` (test/deploy/run.sh) sets
+// ROUNDS_DEPLOY_TIER and selects it.
+const deploy = {
+  ...common,
+  displayName: "deploy",
+  testMatch: ["<rootDir>/test/deploy/**/*.test.ts"],
+  globalSetup: "<rootDir>/test/deploy/global-setup.ts",
+  globalTeardown: "<rootDir>/test/deploy/global-teardown.ts",
+};
+
 module.exports = {
   testTimeout: 30000,
   reporters: ["default", "<rootDir>/test/summary-reporter.js"],
@@ -39,6 +50,15 @@ module.exports = {
       ].map((suite) => `<rootDir>/test/e2e/${suite}.test.ts`),
       setupFiles: ["<rootDir>/test/support/cluster-topology.js"],
     },
+    // What an attacker or auditor tries first (docs/security.md), against the running system in both
+    // topologies.
+    { ...common, displayName: "security", testMatch: ["<rootDir>/test/security/**/*.test.ts"] },
+    {
+      ...common,
+      displayName: "security-cluster",
+      testMatch: ["<rootDir>/test/security/**/*.test.ts"],
+      setupFiles: ["<rootDir>/test/support/cluster-topology.js"],
+    },
     // Hostile requests for every operation of the OpenAPI document (property-based, fast-check), with a
     // fixed seed and a bounded number of runs here; `npm run fuzz` runs longer with a random seed.
     { ...common, displayName: "fuzz", testMatch: ["<rootDir>/test/fuzz/**/*.test.ts"] },
@@ -48,5 +68,6 @@ module.exports = {
       testMatch: ["<rootDir>/test/fuzz/**/*.test.ts"],
       setupFiles: ["<rootDir>/test/support/cluster-topology.js"],
     },
+    ...(process.env.ROUNDS_DEPLOY_TIER ? [deploy] : []),
   ],
 };

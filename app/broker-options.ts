@@ -3,9 +3,10 @@
  * (./broker) uses them. The same options serve the embedded mode (no transporter, memory cacher, one
  * process) and the distributed one (NATS, Redis, one service per process).
  */
+import os from "node:os";
 import type { BrokerOptions, Middleware } from "moleculer";
 import { Middleware as ChannelsMiddleware } from "@moleculer/channels";
-import type { Config } from "../shared/config";
+import { isNats, type Config } from "../shared/config";
 import { ErrorType } from "../shared/errors";
 import { LivenessMiddleware } from "../shared/runtime/liveness";
 import { MetricsMiddleware } from "../shared/runtime/metrics";
@@ -14,6 +15,7 @@ import { HybridSerializer } from "../shared/runtime/serializer";
 import { AjvValidator } from "../shared/validation";
 import { tracingOptions } from "../shared/tracing";
 import { redisClientOptions } from "../shared/runtime/redis-options";
+import { natsConnectionOptions } from "../shared/runtime/nats-options";
 
 /**
  * Durable messaging rides on NATS JetStream when the transporter is NATS: the notifier's jobs, and the
@@ -21,14 +23,15 @@ import { redisClientOptions } from "../shared/runtime/redis-options";
  * middleware: the notifier uses its store-backed queue, and a fact goes straight to its local consumers.
  */
 function channelsMiddleware(config: Config): Middleware[] {
-  if (!config.transporter.startsWith("nats://")) return [];
+  if (!isNats(config)) return [];
   return [
     ChannelsMiddleware({
       adapter: {
         type: "NATS",
         options: {
           nats: {
-            url: config.transporter,
+            // The same servers, credentials and TLS as the transporter (shared/runtime/nats-options).
+            connectionOptions: natsConnectionOptions(config),
             // A job must finish (and be acknowledged) within this, or JetStream hands it out again; a
             // notifier that died mid-job is thus replaced after at most this long.
             consumerOptions: { config: { ack_wait: config.notifierAckWaitSeconds * 1e9 } },
@@ -66,6 +69,21 @@ export function countsAgainstNode(err: unknown): boolean {
   return (e.code ?? 500) >= 500 && !NOT_THE_NODE.has(e.type ?? "");
 }
 
+/**
+ * NODE_ID, or for a process of one service `<service>.<host>-<pid>`: NATS permits a service's user to
+ * take calls only on its own nodes' subjects (`MOL-<ns>.REQ.<service>.>`) and grants each caller the
+ * nodes it calls (shared/ops/nats-auth.ts), which needs the service in the node id's first token. A
+ * process of several services keeps Moleculer's own default (host and pid).
+ */
+export function nodeIdOf(config: Pick<Config, "nodeId" | "services">): string | undefined {
+  if (config.nodeId) return config.nodeId;
+  if (config.services.length !== 1) return undefined;
+  return `${config.services[0]}.${os
+    .hostname()
+    .toLowerCase()
+    .replace(/[.*>\s]/g, "-")}-${process.pid}`;
+}
+
 export function brokerOptions(config: Config): BrokerOptions {
   return {
     middlewares: [
@@ -73,16 +91,14 @@ export function brokerOptions(config: Config): BrokerOptions {
       ...channelsMiddleware(config),
       // Over NATS: calls to a process that died or restarted are retried at once (shared/runtime/liveness).
       // It announces `liveProbe` in the node's metadata when active (INTERNALS_HOOKS_OFF may turn it off).
-      ...(config.transporter.startsWith("nats://")
-        ? [LivenessMiddleware({}, { off: config.internalsHooksOff })]
-        : []),
+      ...(isNats(config) ? [LivenessMiddleware({}, { off: config.internalsHooksOff })] : []),
       // The project's own metrics beside Moleculer's (shared/runtime/metric-names), with METRICS_PORT.
       MetricsMiddleware(),
     ],
     metadata: {},
     namespace: config.namespace,
-    nodeID: config.nodeId || undefined,
-    transporter: config.transporter || undefined,
+    nodeID: nodeIdOf(config),
+    transporter: isNats(config) ? { type: "NATS", options: natsConnectionOptions(config) } : undefined,
     cacher:
       config.cacher === "Memory"
         ? { type: "Memory", options: { ttl: config.cacheTtlSeconds } }
@@ -90,7 +106,7 @@ export function brokerOptions(config: Config): BrokerOptions {
             type: "Redis",
             options: {
               ttl: config.cacheTtlSeconds,
-              redis: redisClientOptions(config.cacher),
+              redis: redisClientOptions(config.cacher, config),
               prefix: `${config.namespace || "rounds"}-cache`,
             },
           },
@@ -162,7 +178,13 @@ export function brokerOptions(config: Config): BrokerOptions {
         ? {
             enabled: true,
             collectProcessMetrics: true,
-            reporter: [{ type: "Prometheus", options: { port: config.metricsPort, path: "/metrics" } }],
+            // On HOST, as the gateway (Moleculer's reporter would take every interface).
+            reporter: [
+              {
+                type: "Prometheus",
+                options: { port: config.metricsPort, host: config.host, path: "/metrics" },
+              },
+            ],
           }
         : { enabled: false },
     // One trace per request across processes, sent to TRACING_ENDPOINT (off when empty): shared/tracing.

@@ -7,7 +7,7 @@
  */
 import type { ServiceBroker, ServiceSchema } from "moleculer";
 import { brokerOptions } from "./broker-options";
-import { bindConfig, type Config } from "../shared/config";
+import { bindConfig, isNats, type Config } from "../shared/config";
 import { closeStoreOf } from "../shared/storage";
 import { GracefulBroker } from "../shared/runtime/shutdown";
 import { batchNatsWrites } from "../shared/runtime/nats-batching";
@@ -58,7 +58,7 @@ export function createBroker(config: Config, services: string[] = config.service
     },
   });
   // Process-wide: the first broker of a process decides.
-  if (config.transporter.startsWith("nats://")) {
+  if (isNats(config)) {
     batchNatsWrites(config.internalsHooksOff, (m) => broker.getLogger("internals").warn(m));
   }
   bindConfig(broker, config);

@@ -18,6 +18,7 @@ import path from "node:path";
 import autocannon from "autocannon";
 import { median } from "./ab";
 import { cpuMillisOf } from "./cpu";
+import { BENCH_LIMITS } from "./limits";
 
 const args = process.argv.slice(2);
 const flag = (name: string, fallback: string): string => {
@@ -62,6 +63,7 @@ async function start(variant: string, port: number): Promise<Server> {
       PORT: String(port),
       DATA_DIR: dataDir,
       LOG_LEVEL: "error",
+      ...BENCH_LIMITS,
       ...Object.fromEntries(settings.map((s) => s.split("="))),
     },
     stdio: ["ignore", "ignore", "pipe"],

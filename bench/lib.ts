@@ -7,11 +7,12 @@ import path from "node:path";
 // Ports and private brokers come from the test harness, so the bench and the tests start them alike.
 // Building, a clean environment and memory readings too.
 import { bin, childEnv, root } from "../test/support/processes";
+import { BENCH_LIMITS } from "./limits";
 export { freePort } from "../test/support/brokers";
 export { bin, buildDist as build, memoryOf, peakGrowthFrom, root } from "../test/support/processes";
 
 export function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
-  return childEnv({ LOG_LEVEL: "warn", NODE_ENV: "development", ...extra });
+  return childEnv({ LOG_LEVEL: "warn", NODE_ENV: "development", ...BENCH_LIMITS, ...extra });
 }
 
 /** `nodeArgs` go to node itself (e.g. --cpu-prof), before the script. */

@@ -26,6 +26,7 @@ import { cpuMeter, untilQuiet, type Watched } from "./cpu";
 import { distributedNodeArgs, nodeArgsOf, type NodeOptions } from "./node-options";
 import { clusterWatched, startEmbedded } from "./systems";
 import { zipf } from "./zipf";
+import { BENCH_LIMITS } from "./limits";
 
 export interface MixedSizes {
   users: number;
@@ -658,6 +659,7 @@ export async function runMixedBench(
   // Embedded stores, as the other cases (bench/systems.ts).
   const cluster = await startCluster({
     store: "embedded",
+    env: BENCH_LIMITS,
     nodeArgs: distributedNodeArgs(plan.nodeOptions ?? {}),
   });
   try {

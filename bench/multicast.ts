@@ -18,6 +18,7 @@ import { startFakeFcm, type FakeFcm } from "../test/support/fake-fcm";
 import { asDeployed, deployedProcessEnv, DEPLOYED, sizeFlag } from "../test/support/deployed";
 import { bin, cleanEnv, freePort, memoryOf, root, startNode, tmpDir, waitFor } from "./lib";
 import type { Topology } from "./systems";
+import { BENCH_LIMITS } from "./limits";
 
 const MB = 1024 * 1024;
 
@@ -164,6 +165,7 @@ async function distributed(recipients: number, fcm: FakeFcm): Promise<Record<str
     store: "embedded",
     processEnv: deployedProcessEnv(),
     env: {
+      ...BENCH_LIMITS,
       FCM_ENDPOINT: fcm.url,
       FCM_INSECURE_TLS: "true",
       FCM_PROJECT_ID: "bench",

@@ -15,6 +15,7 @@ import { planFor, scenarioFactories } from "./http";
 import { build, machineHeader, root } from "./lib";
 import { startCluster } from "../test/support/cluster";
 import { DEPLOYED } from "../test/support/deployed";
+import { BENCH_LIMITS } from "./limits";
 
 const args = process.argv.slice(2);
 const flagOf = (name: string) => args.flatMap((a, i) => (a === `--${name}` ? [args[i + 1]] : []));
@@ -53,7 +54,7 @@ async function measure(key: string, proc: string, options: string, pass: number)
   const split = (o: string) => o.split(/\s+/).filter(Boolean);
   const nodeArgs: Record<string, string[]> = { gateway: split(DEPLOYED.gateway.nodeOptions) };
   nodeArgs[proc] = split(options);
-  const cluster = await startCluster({ store: "embedded", nodeArgs });
+  const cluster = await startCluster({ store: "embedded", env: BENCH_LIMITS, nodeArgs });
   try {
     const fixtures = await createFixtures(cluster.client, sizes);
     const factory = scenarioFactories(sizes).find(([k]) => k === key)?.[1];

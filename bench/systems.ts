@@ -15,6 +15,7 @@ import { stopProcess as stopChild } from "../test/support/processes";
 import type { Fixtures } from "./fixtures";
 import type { Watched } from "./cpu";
 import { cleanEnv, freePort, startNode, tmpDir, waitFor } from "./lib";
+import { BENCH_LIMITS } from "./limits";
 
 export type Topology = "embedded" | "distributed";
 
@@ -112,7 +113,7 @@ export async function startDistributed<F>(
   opts: { nodeArgs?: ClusterOptions["nodeArgs"]; stopSignal?: NodeJS.Signals } = {},
 ): Promise<System<F>> {
   // Embedded stores, whatever MONGO_URI says: results stay comparable from one run to the next.
-  const cluster = await startCluster({ nodeArgs: opts.nodeArgs, store: "embedded" });
+  const cluster = await startCluster({ nodeArgs: opts.nodeArgs, store: "embedded", env: BENCH_LIMITS });
   const stop = async () => {
     const chosen = [...cluster.processes.values()].filter((p) => opts.nodeArgs?.[p.name]);
     await Promise.all(chosen.map((p) => stopChild(p.child, opts.stopSignal ?? "SIGTERM")));

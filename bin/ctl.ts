@@ -13,7 +13,7 @@ import { seed } from "../shared/ops/seed";
 import { createBroker } from "../app/broker";
 import { acquireLock, releaseLock } from "../shared/storage/nedb";
 
-const usage = `Usage: npm run -s ctl -- <command>
+const usage = `Usage: npm run -s ctl -- <command>   (built, as in the image: node dist/bin/ctl.js <command>)
   seed [--reset]                                   load the demo dataset and print its manifest
   token <user_id>                                  print a token set for a user
   user add --phone P --username U [--first F] [--last L] [--avatar URL]
@@ -52,7 +52,10 @@ function need(flags: Record<string, string>, name: string): string {
 async function resetStore(config: Config): Promise<void> {
   if (config.mongoUri) {
     const { default: mongoose } = await import("mongoose");
-    const conn = await mongoose.createConnection(config.mongoUri).asPromise();
+    const { connectionOptions } = await import("../shared/storage/mongo");
+    const conn = await mongoose
+      .createConnection(config.mongoUri, connectionOptions(false, config))
+      .asPromise();
     await conn.dropDatabase();
     await conn.close();
     return;
@@ -70,7 +73,8 @@ async function resetStore(config: Config): Promise<void> {
 /** Embedded: run the domain services here. Distributed: be a bare node that calls the cluster. */
 async function withBroker<T>(config: Config, fn: (broker: ServiceBroker) => Promise<T>): Promise<T> {
   const services = isEmbedded(config) ? config.services.filter((s) => s !== "gateway") : [];
-  const broker = createBroker({ ...config, logLevel: "warn" }, services);
+  // No metrics server: in a container the CLI runs beside the service, which holds METRICS_PORT.
+  const broker = createBroker({ ...config, logLevel: "warn", metricsPort: 0 }, services);
   await broker.start();
   try {
     await broker.waitForServices(["users", "auth", "stores", "rounds", "settings"], 30_000);

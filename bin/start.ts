@@ -5,7 +5,7 @@
  */
 import type { AddressInfo } from "node:net";
 import type { Server } from "node:http";
-import { isEmbedded, loadConfig } from "../shared/config";
+import { isEmbedded, loadConfig, retiredSettingsIn } from "../shared/config";
 import { embeddedStoreIsEmpty, writeManifest } from "../shared/ops/embedded";
 import { seed } from "../shared/ops/seed";
 import { createBroker } from "../app/broker";
@@ -13,9 +13,14 @@ import { installCrashHandlers } from "../shared/runtime/crash";
 import { usePretenuringOff } from "../shared/runtime/pretenuring";
 import { startHealthServer } from "../shared/runtime/health-server";
 import { stopOnSignals } from "../shared/runtime/shutdown";
+import { ensureWritable, foldersToWrite } from "../shared/runtime/writable-folders";
 
 async function main(): Promise<void> {
   const config = loadConfig();
+  // Production refuses JWT_SECRET (loadConfig); elsewhere a retired setting is named and ignored.
+  for (const line of retiredSettingsIn()) process.stderr.write(`Warning: ${line}\n`);
+  // Before anything starts: a folder it cannot write is one line naming its setting, not a stack trace.
+  ensureWritable(foldersToWrite(config));
   const shouldSeed =
     isEmbedded(config) &&
     !config.mongoUri &&
@@ -36,7 +41,7 @@ async function main(): Promise<void> {
   installCrashHandlers({ logger: broker.getLogger("process") });
   await broker.start();
   if (config.healthPort > 0 && !config.services.includes("gateway")) {
-    const health = startHealthServer(broker, config.healthPort, config.services);
+    const health = startHealthServer(broker, config.healthPort, config.services, config.host);
     broker.localBus.on("$broker.stopped", () => health.close());
   }
 

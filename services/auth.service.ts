@@ -1,5 +1,6 @@
 /**
- * auth: verifies access tokens and API keys for the gateway, issues token sets, refreshes them with
+ * auth: verifies access tokens and API keys for the gateway, publishes the access tokens' public keys
+ * (`auth.jwks`, served at /.well-known/jwks.json), issues token sets, refreshes them with
  * rotation and reuse detection, and manages API keys (stored hashed, with a scope).
  */
 import type { Context, Service, ServiceSchema } from "moleculer";
@@ -24,7 +25,7 @@ import { checkApiKey, newApiKey, parseApiKey, InvalidApiKeyError, type ApiKeyDoc
 import { ApiKeysRepository } from "./auth/api-keys.repository";
 import { refreshTokens, startFamily, type RefreshDeps } from "./auth/refresh";
 import { RefreshFamiliesRepository } from "./auth/refresh-families.repository";
-import { refreshTokenKey } from "./auth/refresh-token-format";
+import { authKeysOf, type AuthKeys } from "./auth/auth-keys";
 import { RefreshTokensRepository } from "./auth/refresh-tokens.repository";
 import { sweepExpiredTokens, TOKEN_SWEEP_INTERVAL_MS } from "./auth/token-sweep";
 import { signAccessToken, verifyAccessToken } from "./auth/tokens";
@@ -33,6 +34,8 @@ import { LocalCache } from "../shared/runtime/local-cache";
 
 interface AuthService extends Service {
   config: Config;
+  /** JWT_PRIVATE_KEYS, REFRESH_TOKEN_SECRETS, JWT_LEGACY_SECRETS (./auth/auth-keys). */
+  keys: AuthKeys;
   /** Users this process has seen active lately (see activeUser). */
   activeUsers: LocalCache<true>;
   activeUser(ctx: Context, userId: string): Promise<boolean>;
@@ -66,11 +69,23 @@ const AuthServiceSchema: ServiceSchema<Record<string, never>, AuthService> = {
         this: AuthService,
         ctx: Context<ParamsOf<"auth.verifyAccessToken">>,
       ): Promise<ResultOf<"auth.verifyAccessToken">> {
-        const claims = verifyAccessToken(ctx.params.token, this.config, {
-          ignoreExpiration: ctx.params.ignore_expiration ?? false,
+        // `ignore_expiration` (a refresh): expired up to REFRESH_ACCESS_TOKEN_MAX_AGE ago is accepted.
+        const claims = verifyAccessToken(ctx.params.token, this.keys.verification, this.config, {
+          refresh: ctx.params.ignore_expiration ?? false,
         });
         if (!(await this.activeUser(ctx, claims.sub))) throw new UserRemovedError();
         return { id: claims.sub, token_id: claims.jti, exp: claims.exp };
+      },
+    },
+
+    /**
+     * The public keys (RFC 7517), and whether HS256 tokens of before ES256 are verified here (then the
+     * gateway leaves them to auth instead of refusing them: JWT_LEGACY_SECRETS).
+     */
+    jwks: {
+      visibility: "public",
+      handler(this: AuthService): ResultOf<"auth.jwks"> {
+        return { keys: this.keys.jwks, legacy_tokens: this.keys.verification.legacy.length > 0 };
       },
     },
 
@@ -89,6 +104,7 @@ const AuthServiceSchema: ServiceSchema<Record<string, never>, AuthService> = {
         const ttl = ctx.params.access_ttl_seconds ?? this.config.accessTokenTtlSeconds;
         const access = signAccessToken(
           ctx.params.user_id,
+          this.keys.signing,
           { ...this.config, accessTokenTtlSeconds: ttl },
           nowSeconds,
         );
@@ -216,8 +232,10 @@ const AuthServiceSchema: ServiceSchema<Record<string, never>, AuthService> = {
       return {
         families: this.refreshFamilies,
         legacy: this.refreshTokens,
-        tokenKey: refreshTokenKey(this.config.jwtSecret),
-        signAccess: (userId, nowSeconds) => signAccessToken(userId, this.config, nowSeconds),
+        tokenKey: this.keys.refreshMint,
+        formerTokenKeys: this.keys.refreshVerify.slice(1),
+        signAccess: (userId, nowSeconds) =>
+          signAccessToken(userId, this.keys.signing, this.config, nowSeconds),
         refreshTtlSeconds: this.config.refreshTokenTtlSeconds,
         graceSeconds: this.config.refreshGraceSeconds,
         now: () => new Date(),
@@ -239,6 +257,7 @@ const AuthServiceSchema: ServiceSchema<Record<string, never>, AuthService> = {
 
   created(this: AuthService) {
     this.config = serviceConfig(this);
+    this.keys = authKeysOf(this.config);
     this.activeUsers = new LocalCache(this.config.authCacheSeconds * 1000, this.config.authCacheEntries);
   },
 

@@ -19,13 +19,14 @@ import type { RoundMemberJoinedEvent } from "../shared/contracts/rounds";
 import type { ReleaseEventKeyParams } from "../shared/contracts/stores";
 import type { UserListsChangedEvent, UserRemovedEvent } from "../shared/contracts/users";
 import type { Config } from "../shared/config";
-import { NotAuthenticatedError, TokenInvalidError } from "../shared/errors";
+import { NotAuthenticatedError, PayloadTooLargeError, TokenInvalidError } from "../shared/errors";
 import { noRetry, serviceConfig } from "../shared/runtime";
 import { NATS_RECONNECTED_EVENT } from "../shared/runtime/liveness";
 import { checkReadiness } from "../shared/runtime/readiness";
 import { STOPPING_EVENT } from "../shared/runtime/shutdown";
 import { withinRequest } from "../shared/runtime/request-context";
 import { LocalCache } from "../shared/runtime/local-cache";
+import { isRedis } from "../shared/runtime/redis-options";
 import { HttpDrain } from "./gateway/drain";
 import { openAcceptors, type Acceptors } from "./gateway/acceptors";
 import { answerClientError } from "./gateway/client-error";
@@ -49,7 +50,8 @@ import {
 import { parseJsonBody, parseListBody, readRaw } from "./gateway/request-body";
 import { traceRequest } from "./gateway/request-span";
 import { HttpMetrics } from "./gateway/http-metrics";
-import { callerOfBearer } from "./gateway/bearer";
+import { callerOfBearer, rememberIssued } from "./gateway/bearer";
+import { JWKS_MAX_AGE_MS, JwksCache } from "./gateway/jwks-cache";
 import { callerTag, routeByAction, routes, type RouteSpec } from "./gateway/routes";
 import { clientRequestId } from "./gateway/request-id";
 import { paramsOfRequest, rateLimitCaller } from "./gateway/request-params";
@@ -61,6 +63,12 @@ import type { BodyBounds } from "./gateway/body-watch";
 import type { MicrocacheSlot } from "./gateway/microcache";
 import { overrideMoleculerWeb, type WebGateway } from "./gateway/moleculer-web-overrides";
 import { writeJson } from "./gateway/write-json";
+import { NOSNIFF, setRouteAnswerHeaders } from "./gateway/answer-headers";
+import { AddressLimits } from "./gateway/address-limits";
+import { addressKey, clientAddressOf, trustedProxyList } from "./gateway/client-address";
+import { knownFields } from "./gateway/body-fields";
+import { withHead } from "./gateway/head-aliases";
+import type { BlockList } from "node:net";
 
 type Req = IncomingMessage & {
   $alias?: { action?: string; method?: string; fullPath?: string };
@@ -74,6 +82,10 @@ type Req = IncomingMessage & {
   $deadline?: number;
   /** The Idempotency-Key this upload holds, until given back (docs/decisions/0076). */
   $eventKey?: ReleaseEventKeyParams;
+  /** The client address (gateway/client-address), once asked. */
+  $clientAddress?: string;
+  /** On a route that answers tokens: the active users' forgettings when it was authenticated. */
+  $forgettingsAtStart?: number;
   parsedUrl?: string;
   query?: Record<string, unknown>;
 };
@@ -93,7 +105,15 @@ interface GatewayService extends Service, Omit<WebGateway, "specOf"> {
   httpMetrics: HttpMetrics | null;
   limits: Map<string, number>;
   counters: CounterStore | null;
+  /** TRUSTED_PROXIES (null: X-Forwarded-For is never read). */
+  proxies: BlockList | null;
+  /** ADDRESS_RATE_LIMIT and AUTH_FAILURE_LIMIT, counted before authentication (gateway/address-limits). */
+  addressLimits: AddressLimits;
+  /** The API document's JSON, encoded once. */
+  openApiJson: string;
   tokens: TokenCache;
+  /** The access tokens' public keys, from auth (gateway/jwks-cache). */
+  jwks: JwksCache;
   /** Users auth vouched for lately (see gateway/bearer). */
   activeUsers: LocalCache<true>;
   /** API keys auth accepted lately (gateway/api-key-cache). */
@@ -111,6 +131,9 @@ interface GatewayService extends Service, Omit<WebGateway, "specOf"> {
   beginDrain: () => void;
   stopAccepting(): void;
   specOf(req: Req): RouteSpec | undefined;
+  bodyLimitOf(spec: RouteSpec): number;
+  addressOf(req: Req): string;
+  limitAddress(req: Req): string;
   limitRate(ctx: Context<unknown, AuthMeta>, req: Req, spec: RouteSpec): Promise<void>;
   readUpload(
     ctx: Context<unknown, AuthMeta>,
@@ -127,6 +150,9 @@ interface GatewayService extends Service, Omit<WebGateway, "specOf"> {
 }
 
 const MAX_TOKEN_LENGTH = 8192;
+
+/** Client addresses counted in a minute at most (some 25 MB of counts; gateway/address-limits). */
+const MAX_ADDRESSES_COUNTED = 200_000;
 
 /** A multicast body above this is parsed a slice at a time (JSON.parse of 1 MiB takes some 15 ms). */
 const LONG_BODY_BYTES = 1024 * 1024;
@@ -172,6 +198,8 @@ function requestListener(gw: GatewayService) {
   const specOf = (req: IncomingMessage) => gw.specOf(req as Req);
   return (req: IncomingMessage, res: Res) => {
     markArrival(req);
+    // Every answer of this response, whoever writes it (gateway/answer-headers).
+    res.setHeader(NOSNIFF[0], NOSNIFF[1]);
     const timed = gw.deadlines.track(req, res);
     gw.httpMetrics?.track(req, res, specOf);
     return withinRequest({ requestID: () => requestIdOf(req as Req) }, () =>
@@ -253,7 +281,23 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
         authorization: true,
         // moleculer-web's documented route middlewares run first for every request under the route.
         use: [refuseOptions, startRequestSpan],
-        aliases: {
+        // The access token a refresh answers is known here at once (gateway/bearer, rememberIssued).
+        onAfterCall(
+          this: GatewayService,
+          _ctx: Context,
+          _route: unknown,
+          req: Req,
+          _res: Res,
+          data: unknown,
+        ) {
+          if (req.$forgettingsAtStart !== undefined && data && typeof data === "object") {
+            const issued = (data as { access_token?: unknown }).access_token;
+            rememberIssued(this, issued, req.$forgettingsAtStart, Date.now());
+          }
+          return data;
+        },
+        // HEAD wherever GET works (RFC 9110 §9.3.2): the same route, Node's server leaves the body out.
+        aliases: withHead({
           ...Object.fromEntries(routes.map((r) => [`${r.method} ${r.path}`, r.action])),
           // The printed API address opened in a browser: the API reference.
           "GET /"(_req: Req, res: Res) {
@@ -270,8 +314,18 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
               this.sendJson(res, r.status === "ready" ? 200 : 503, r),
             );
           },
+          // The access tokens' public keys (RFC 7517), for any backend that verifies them (decision 0132).
+          "GET /.well-known/jwks.json"(this: GatewayService, _req: Req, res: Res) {
+            void this.jwks.jwks(Date.now()).then((jwks) =>
+              jwks
+                ? this.sendJson(res, 200, jwks, {
+                    "Cache-Control": `public, max-age=${JWKS_MAX_AGE_MS / 1000}`,
+                  })
+                : this.sendJson(res, 503, { detail: "Service Unavailable" }, { "Retry-After": "5" }),
+            );
+          },
           "GET /openapi.json"(this: GatewayService, _req: Req, res: Res) {
-            this.sendJson(res, 200, this.openApi);
+            writeJson(res, 200, this.openApiJson);
           },
           "GET /docs"(this: GatewayService, _req: Req, res: Res) {
             res.writeHead(200, {
@@ -286,7 +340,7 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
             res.writeHead(200, { "Content-Type": asset.type, "Cache-Control": "public, max-age=86400" });
             fs.createReadStream(asset.file).pipe(res);
           },
-        },
+        }),
       },
     ],
   },
@@ -348,6 +402,11 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
     [NATS_RECONNECTED_EVENT](this: GatewayService) {
       forgetWhatEventsChange(this);
     },
+    // An auth process came or went (a rolling update, a key rotation): its keys are asked for again at
+    // the next token, so a key removed from auth stops verifying here at once (gateway/jwks-cache).
+    "$services.changed"(this: GatewayService) {
+      this.jwks.stale();
+    },
     // A friendship or a payment changed these users' lists (same per-process group).
     [Events.userListsChanged]: {
       group: gatewayGroup,
@@ -381,6 +440,9 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
       // An upload that failed after it took its Idempotency-Key, past the points that give it back
       // themselves (a `createEvent` call that never reached the stores service, or timed out).
       if (req.$eventKey) void this.releaseEventKey(req);
+      // An error met before authentication (no node for the action) is still the route's answer.
+      const spec = this.specOf(req);
+      if (spec) setRouteAnswerHeaders(res, spec);
       answerError(req, res, err, {
         logger: this.logger,
         spec: this.specOf(req),
@@ -389,47 +451,108 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
       });
     },
 
-    /** Spec §5/§7: bearer or API key, per route; sets ctx.meta.user. Runs before the body is read. */
+    /**
+     * Spec §5/§7: bearer or API key, per route; sets ctx.meta.user. Runs before the body is read, and
+     * first counts the request against its client address (gateway/address-limits), sets the route's
+     * answer headers (gateway/answer-headers) and refuses a body declared larger than the route takes.
+     */
     async authenticate(
       this: GatewayService,
       ctx: Context,
       _route: unknown,
       req: Req,
+      res: Res,
     ): Promise<Caller | null> {
       const spec = this.specOf(req);
-      if (!spec) return null;
+      if (!spec) {
+        // Probes are never refused; the API document and its page are counted as any request.
+        if (!req.$alias?.fullPath?.startsWith("/health")) this.limitAddress(req);
+        return null;
+      }
+      setRouteAnswerHeaders(res, spec);
+      const address = this.limitAddress(req);
+      if (spec.body === "json-object" || spec.body === "json-object-or-null") {
+        // Refused at once, unread; a chunked body is cut as soon as it passes (gateway/request-body).
+        const limit = this.bodyLimitOf(spec);
+        if (Number(req.headers["content-length"]) > limit)
+          throw new PayloadTooLargeError(`Request body too large (limit ${limit} bytes)`);
+      }
       if (spec.auth === "none") return null;
-      if (spec.auth === "bearer") {
-        const token = bearerToken(req.headers.authorization);
-        if (!token) throw new NotAuthenticatedError();
-        if (token.length > MAX_TOKEN_LENGTH) throw new TokenInvalidError("jwt malformed");
-        return callerOfBearer(
-          {
-            tokens: this.tokens,
-            activeUsers: this.activeUsers,
-            config: this.config,
-            askAuth: (t, ignore) =>
-              call(ctx, "auth.verifyAccessToken", { token: t, ignore_expiration: ignore }),
-            isActive: async (id) => {
-              const status = await call(ctx, "users.status", { id });
-              return status.exists && !status.removed;
+      let presented = false;
+      // Each call to auth first asks whether this address may still cost one.
+      const mayAsk = () => this.addressLimits.mayAskAuth(address);
+      try {
+        if (spec.auth === "bearer") {
+          const token = bearerToken(req.headers.authorization);
+          if (!token) throw new NotAuthenticatedError();
+          presented = true;
+          if (token.length > MAX_TOKEN_LENGTH) throw new TokenInvalidError("jwt malformed");
+          if (spec.answersTokens) req.$forgettingsAtStart = this.activeUsers.forgettings;
+          return await callerOfBearer(
+            {
+              tokens: this.tokens,
+              activeUsers: this.activeUsers,
+              keys: this.jwks,
+              config: this.config,
+              askAuth: (t, ignore) => {
+                mayAsk();
+                return call(ctx, "auth.verifyAccessToken", { token: t, ignore_expiration: ignore });
+              },
+              isActive: async (id) => {
+                const status = await call(ctx, "users.status", { id });
+                return status.exists && !status.removed;
+              },
             },
+            token,
+            spec.acceptExpiredToken ?? false,
+            Date.now(),
+          );
+        }
+        const key = req.headers["x-api-key"];
+        if (typeof key !== "string" || key === "") throw new NotAuthenticatedError();
+        presented = true;
+        const keyId = await this.apiKeys.keyIdOf(
+          key,
+          spec.apiKeyScope ?? "app",
+          (k, scope) => {
+            mayAsk();
+            return call(ctx, "auth.verifyApiKey", { key: k, scope });
           },
-          token,
-          spec.acceptExpiredToken ?? false,
           Date.now(),
         );
+        (ctx.meta as { apiKey?: { key_id: string } }).apiKey = { key_id: keyId };
+        return null;
+      } catch (err) {
+        // Credentials given and refused count against the address (none given cost nothing).
+        if (presented && (err as { code?: unknown } | null)?.code === 401) this.addressLimits.failed(address);
+        throw err;
       }
-      const key = req.headers["x-api-key"];
-      if (typeof key !== "string" || key === "") throw new NotAuthenticatedError();
-      const keyId = await this.apiKeys.keyIdOf(
-        key,
-        spec.apiKeyScope ?? "app",
-        (k, scope) => call(ctx, "auth.verifyApiKey", { key: k, scope }),
-        Date.now(),
+    },
+
+    /** The client address of a request, as the limits count it (gateway/client-address). */
+    addressOf(this: GatewayService, req: Req): string {
+      return clientAddressOf(req, this.proxies);
+    },
+
+    /** Counts the request against its client address (429 past ADDRESS_RATE_LIMIT); the address's key. */
+    limitAddress(this: GatewayService, req: Req): string {
+      const key = addressKey(this.addressOf(req));
+
+      try {
+        this.addressLimits.request(key);
+      } finally {
+        if (this.addressLimits.tellFull())
+          this.logger.warn("Too many client addresses this minute: new ones go uncounted until it ends");
+      }
+      return key;
+    },
+
+    /** The largest JSON body a route reads (docs/decisions/0136). */
+    bodyLimitOf(this: GatewayService, spec: RouteSpec): number {
+      return (
+        spec.bodyLimitBytes ??
+        (spec.recipientPages ? multicastBodyLimit(this.config) : this.config.requestBodyLimitBytes)
       );
-      (ctx.meta as { apiKey?: { key_id: string } }).apiKey = { key_id: keyId };
-      return null;
     },
 
     /**
@@ -448,18 +571,23 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
       const { path, headers, query } = paramsOfRequest(spec, req);
       if (spec.body === "multipart") {
         const key = typeof headers.idempotency_key === "string" ? headers.idempotency_key : undefined;
-        req.$params = { ...path, ...(await this.readUpload(ctx, req, String(path.store_id), key)) };
+        const upload = await this.readUpload(ctx, req, String(path.store_id), key);
+        // Form fields the form does not name are dropped here (gateway/body-fields).
+        req.$params = {
+          ...path,
+          ...upload,
+          fields: knownFields(spec, upload.fields as Record<string, string>),
+        };
         return;
       }
       let body: Record<string, unknown> = {};
       if (spec.body === "json-object" || spec.body === "json-object-or-null") {
-        const limit = spec.recipientPages
-          ? multicastBodyLimit(this.config)
-          : this.config.requestBodyLimitBytes;
-        const raw = await readRaw(req, limit, this.bodyBounds(req));
+        const raw = await readRaw(req, this.bodyLimitOf(spec), this.bodyBounds(req));
         // A long list is read a slice at a time (gateway/request-body), the rest in one piece.
         const long = spec.recipientPages && raw.length > LONG_BODY_BYTES;
-        body = (long ? await parseListBody(raw, "user_ids") : null) ?? parseJsonBody(raw, spec.body);
+        const parsed = (long ? await parseListBody(raw, "user_ids") : null) ?? parseJsonBody(raw, spec.body);
+        // Only the fields the action's contract names go on (gateway/body-fields).
+        body = knownFields(spec, parsed);
       }
       req.$params = { ...body, ...headers, ...query, ...path };
       if (spec.recipientPages) {
@@ -502,7 +630,13 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
           if (typeof code === "number" && code < 500) req.$eventKey = undefined;
           throw err;
         });
-        const release = this.uploads.take(userId);
+        // Beyond the slots it waits a moment (gateway/upload-slots), until the client goes away at most.
+        const gone = new AbortController();
+        const leftEarly = () => gone.abort();
+        req.socket.once("close", leftEarly);
+        const release = await this.uploads
+          .take(userId, this.bodyBounds(req).deadline, gone.signal)
+          .finally(() => req.socket.off("close", leftEarly));
         try {
           const upload = await this.receiveUpload(ctx, req, held !== undefined);
           return held ? { ...upload, idempotency: { key: held.idempotency_key, lease: held.lease } } : upload;
@@ -562,8 +696,7 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
       if (!this.counters) return;
       const caller = rateLimitCaller(
         ctx.meta as AuthMeta & { apiKey?: { key_id: string } },
-        req,
-        this.config.trustProxy,
+        this.addressOf(req),
       );
       try {
         await enforceLimit(this.counters, this.limits, spec.action, caller);
@@ -584,13 +717,27 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
     this.tracing = this.broker.isTracingEnabled();
     this.httpMetrics = HttpMetrics.of(this.broker);
     this.limits = parseLimits(this.config.rateLimits);
+    this.proxies = trustedProxyList(this.config.trustedProxies);
+    this.addressLimits = new AddressLimits({
+      requestsPerMinute: this.config.addressRateLimit,
+      failuresPerMinute: this.config.authFailureLimit,
+      maxAddresses: MAX_ADDRESSES_COUNTED,
+    });
     this.counters =
       this.limits.size === 0
         ? null
-        : this.config.cacher.startsWith("redis://")
-          ? new RedisCounterStore(this.config.cacher, `${this.config.namespace || "rounds"}-ratelimit`)
+        : isRedis(this.config.cacher)
+          ? new RedisCounterStore(
+              this.config.cacher,
+              `${this.config.namespace || "rounds"}-ratelimit`,
+              this.config,
+            )
           : new MemoryCounterStore();
     this.tokens = new TokenCache(this.config.authCacheSeconds * 1000, this.config.authCacheEntries);
+    this.jwks = new JwksCache(
+      () => call(this.broker, "auth.jwks", {}),
+      (message, err) => this.logger.warn(message, err),
+    );
     this.activeUsers = new LocalCache(this.config.authCacheSeconds * 1000, this.config.authCacheEntries);
     this.apiKeys = new ApiKeyCache(this.config.authCacheSeconds * 1000, this.config.authCacheEntries);
     this.responses = new ResponseCache({
@@ -601,8 +748,13 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
       maxBytes: this.config.responseCacheMb * 1024 * 1024,
     });
     this.takesRawJson = this.config.transporter === "" || this.config.serializer === "Hybrid";
-    this.uploads = new UploadSlots(this.config.uploadsMax, this.config.uploadsMaxPerCaller);
+    this.uploads = new UploadSlots(
+      this.config.uploadsMax,
+      this.config.uploadsMaxPerCaller,
+      this.config.uploadSlotWaitMs,
+    );
     this.openApi = buildOpenApi(routes, this.config.publicUrl);
+    this.openApiJson = JSON.stringify(this.openApi);
     overrideMoleculerWeb(this, {
       off: this.config.internalsHooksOff,
       warn: (message) => this.logger.warn(message),

@@ -88,6 +88,14 @@ export const toJobView = (j: JobDoc): NotificationJob => ({
   error: j.error,
 });
 
+/**
+ * Whether the API key `keyId` may read `job`: the key that made it, and no other. A job recorded before
+ * its maker was kept names none (nor does one made by a call that named no key), and no key reads it:
+ * it is deleted with its retention.
+ */
+export const readableBy = (job: Pick<JobDoc, "created_by">, keyId: string | undefined): boolean =>
+  !!job.created_by && job.created_by === keyId;
+
 const NotifierServiceSchema: ServiceSchema<Record<string, never>, NotifierService> = {
   name: "notifier",
 
@@ -127,15 +135,20 @@ const NotifierServiceSchema: ServiceSchema<Record<string, never>, NotifierServic
       },
     },
 
-    /** GET /notifications/{job_id} (outside the spec). */
+    /**
+     * GET /notifications/{job_id} (outside the spec): only for the API key that made the job; to any
+     * other, the same 404 as an unknown job (docs/decisions/0139).
+     */
     job: {
       params: JobParams,
       async handler(
         this: NotifierService,
-        ctx: Context<ParamsOf<"notifier.job">>,
+        ctx: Context<ParamsOf<"notifier.job">, ApiKeyMeta>,
       ): Promise<ResultOf<"notifier.job">> {
         const job = await this.jobs.find(ctx.params.job_id);
-        if (!job) throw new NotFoundError("Notification job not found");
+        if (!job || !readableBy(job, ctx.meta.apiKey?.key_id)) {
+          throw new NotFoundError("Notification job not found");
+        }
         return toJobView(job);
       },
     },

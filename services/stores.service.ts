@@ -8,7 +8,6 @@
 import type { Context, Service, ServiceSchema } from "moleculer";
 import { ReadinessMixin } from "../shared/runtime/readiness";
 import { chunkPassed, useUploadScavenge } from "../shared/runtime/upload-scavenge";
-import path from "node:path";
 import type { Readable } from "node:stream";
 import { call, type ParamsOf, type ResultOf } from "../shared/contracts";
 import type { AuthMeta } from "../shared/contracts/common";
@@ -36,9 +35,10 @@ import type { OutboxRelay } from "../shared/outbox";
 import { startOutboxRelay, startOutboxSweeper } from "../shared/runtime/start-outbox-relay";
 import { Sweeper } from "../shared/runtime/sweeper";
 import { traceContextOf } from "../shared/tracing/propagation";
-import { LocalBlobStore } from "./stores/blob-store";
+import type { BlobStore } from "./stores/blob-store";
 import { EventKeysRepository, eventKeyId, keyLeaseMs } from "./stores/event-keys.repository";
 import { MEDIA_SWEEP_INTERVAL_MS, mediaSweepTasks } from "./stores/media-sweep";
+import { openBlobStore } from "./stores/open-blob-store";
 import { createOrReplayStoreEvent, managedStore } from "./stores/store-events";
 import { StoresRepository, toItemInfo, toStoreInfo } from "./stores/stores.repository";
 
@@ -60,7 +60,7 @@ interface StoresService extends Service {
   config: Config;
   repo: StoresRepository;
   eventKeys: EventKeysRepository;
-  blobs: LocalBlobStore;
+  blobs: BlobStore;
   relay: OutboxRelay;
   /**
    * Staged uploads and pictures no item shows, past STAGED_UPLOAD_RETENTION_MINUTES, and expired
@@ -289,7 +289,8 @@ const StoresServiceSchema: ServiceSchema<Record<string, never>, StoresService> =
     await this.repo.init();
     this.eventKeys = new EventKeysRepository(store);
     await this.eventKeys.init();
-    this.blobs = new LocalBlobStore(this.config.mediaDir || path.join(this.config.dataDir, "media"));
+    // GridFS with MONGO_URI, else MEDIA_DIR (stores/open-blob-store.ts).
+    this.blobs = await openBlobStore(store, this.config);
     const retentionMs = this.config.stagedUploadRetentionMinutes * 60_000;
     this.retention = new Sweeper(
       [

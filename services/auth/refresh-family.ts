@@ -22,8 +22,10 @@ export interface RefreshDeps {
   families: Pick<RefreshFamiliesRepository, "insert" | "find" | "rotate" | "useGrace" | "revoke">;
   /** The documents of tokens issued before decision 0091, one per token. */
   legacy: Pick<RefreshTokensRepository, "findByHash" | "markRotated" | "revokeIfUnused" | "revokeFamily">;
-  /** The MAC key of refresh tokens (refreshTokenKey of the JWT secret). */
+  /** The MAC key of new refresh tokens (refreshTokenKey of the first of REFRESH_TOKEN_SECRETS). */
   tokenKey: KeyObject;
+  /** The MAC keys of the other REFRESH_TOKEN_SECRETS: tokens they made still verify. */
+  formerTokenKeys?: readonly KeyObject[];
   /** Signs an access token for the user and returns it with its expiry (Unix seconds). */
   signAccess(userId: string, nowSeconds: number): { token: string; exp: number };
   refreshTtlSeconds: number;

@@ -6,9 +6,10 @@
  *   version (1) | family id (16, a UUID) | generation (4) | expiry, Unix s (4) | random (16) | MAC (16)
  *
  * 57 bytes, 76 characters of base64url. The MAC is HMAC-SHA256, cut to 128 bits, keyed with a key
- * derived from JWT_SECRET by HKDF: any genuine token, of any generation, is recognised as genuine
- * without being stored, so retired tokens need no document of their own, and a token made up for a
- * family (no MAC) cannot pass for a retired one and revoke it. Which token is the live one the family's
+ * derived by HKDF from the first of REFRESH_TOKEN_SECRETS (the others verify: docs/decisions/0132;
+ * before, from JWT_SECRET, the same way, so a former JWT_SECRET listed there still verifies): any
+ * genuine token, of any generation, is recognised as genuine without being stored, so retired tokens
+ * need no document of their own, and a token made up for a family (no MAC) cannot pass for a retired one and revoke it. Which token is the live one the family's
  * document says by the SHA-256 of the whole token; the random part makes that hash impossible to
  * reverse, so neither the database, nor the database with the configuration, gives a token that works.
  */
@@ -35,7 +36,7 @@ export interface RefreshTokenClaims {
 
 /**
  * What a presented string is: a token of this format with a valid MAC, one of this format without
- * (made up, or made with another JWT_SECRET), or anything else, which may be a token issued before
+ * (made up, or made with a secret not in REFRESH_TOKEN_SECRETS), or anything else, which may be a token issued before
  * this format (opaque, looked up by its hash).
  */
 export type PresentedToken =
@@ -44,17 +45,17 @@ export type PresentedToken =
 const keys = new Map<string, KeyObject>();
 
 /**
- * The MAC key for a JWT secret, derived once: HKDF-SHA256 with a salt and a label of its own use. A key
+ * The MAC key for a refresh-token secret, derived once: HKDF-SHA256 with a salt and a label of its own use. A key
  * object, made once: given a Buffer, createHmac makes one on every call, which cost several times the
  * HMAC itself here (docs/decisions/0091-refresh-token-families.md; as for JWTs, 0044).
  */
-export function refreshTokenKey(jwtSecret: string): KeyObject {
-  let key = keys.get(jwtSecret);
+export function refreshTokenKey(secret: string): KeyObject {
+  let key = keys.get(secret);
   if (!key) {
     key = createSecretKey(
-      Buffer.from(hkdfSync("sha256", jwtSecret, "rounds-platform", "refresh-token-mac/v1", 32)),
+      Buffer.from(hkdfSync("sha256", secret, "rounds-platform", "refresh-token-mac/v1", 32)),
     );
-    keys.set(jwtSecret, key);
+    keys.set(secret, key);
   }
   return key;
 }
@@ -100,10 +101,15 @@ export function parseRefreshToken(token: string): PresentedToken {
   };
 }
 
-/** Whether a token of this format carries the MAC of its contents under `key`. */
-export function hasValidMac(key: KeyObject, token: string): boolean {
+/** Whether a token of this format carries the MAC of its contents under `key` (or one of `keys`). */
+export function hasValidMac(keys: KeyObject | readonly KeyObject[], token: string): boolean {
   const bytes = Buffer.from(token, "base64url");
-  return bytes.length === BYTES && timingSafeEqual(mac(key, bytes), bytes.subarray(MAC_AT));
+  if (bytes.length !== BYTES) return false;
+  const presented = bytes.subarray(MAC_AT);
+  for (const key of Array.isArray(keys) ? keys : [keys as KeyObject]) {
+    if (timingSafeEqual(mac(key, bytes), presented)) return true;
+  }
+  return false;
 }
 
 /** Reads a presented refresh token; only a genuine one yields claims. */

@@ -56,7 +56,10 @@ export async function refreshTokens(
   const hash = hashToken(presented);
   // The live token is known by its hash; any other must carry a valid MAC before its claims count.
   // Without one it is refused as never issued, and touches no family.
-  if (family?.current_hash !== hash && !hasValidMac(deps.tokenKey, presented)) {
+  if (
+    family?.current_hash !== hash &&
+    !hasValidMac([deps.tokenKey, ...(deps.formerTokenKeys ?? [])], presented)
+  ) {
     throw invalid("refresh token unknown");
   }
   // A day after its expiry a token answers as when each token's document was deleted then (0067).

@@ -1,24 +1,27 @@
 /**
- * Access and refresh tokens. Access tokens are JWTs (algorithm pinned, key from config) with `sub` (user
- * id), `jti` (token id), `iat`, `exp` and `iss`, verified by shared/auth/access-token (the gateway
- * verifies too). Refresh tokens: see refresh-token-format.ts; of a token only its SHA-256 hash is ever
- * stored.
+ * Access and refresh tokens. Access tokens are JWTs signed ES256 by the first of JWT_PRIVATE_KEYS, its
+ * thumbprint as `kid`, with `sub` (user id), `jti` (token id), `iat`, `exp` and `iss`, judged by
+ * shared/auth/access-token (the gateway judges too, with the published public keys). Refresh tokens:
+ * see refresh-token-format.ts; of a token only its SHA-256 hash is ever stored.
  */
 import { createHash, randomFillSync, randomUUID } from "node:crypto";
 import jwt from "jsonwebtoken";
-import { keyOf, type TokenConfig } from "../../shared/auth/access-token";
+import type { TokenConfig } from "../../shared/auth/access-token";
+import { ACCESS_TOKEN_ALGORITHM, type SigningKey } from "../../shared/auth/jwk";
 
 export { verifyAccessToken, type AccessClaims } from "../../shared/auth/access-token";
 
 export function signAccessToken(
   userId: string,
-  config: TokenConfig,
+  key: SigningKey,
+  config: Pick<TokenConfig, "jwtIssuer" | "accessTokenTtlSeconds">,
   nowSeconds: number,
 ): { token: string; jti: string; exp: number } {
   const jti = randomUUID();
   const exp = nowSeconds + config.accessTokenTtlSeconds;
-  const token = jwt.sign({ sub: userId, jti, iat: nowSeconds, exp }, keyOf(config.jwtSecret), {
-    algorithm: config.jwtAlgorithm,
+  const token = jwt.sign({ sub: userId, jti, iat: nowSeconds, exp }, key.privateKey, {
+    algorithm: ACCESS_TOKEN_ALGORITHM,
+    keyid: key.kid,
     issuer: config.jwtIssuer,
   });
   return { token, jti, exp };

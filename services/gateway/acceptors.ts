@@ -51,12 +51,20 @@ export interface Acceptors {
 /** `reusePort` is newer than the Node types this project builds against (Node 20's). */
 type ListenOptions = net.ListenOptions & { reusePort?: boolean };
 
+/**
+ * The accept queue each listening socket asks for; the kernel caps it at `net.core.somaxconn` (4096 by
+ * default since Linux 5.4). Node's default, 511, overflowed under a burst of new connections while the
+ * event loop was busy: the kernel then drops the handshake's last packet, and that client waits for its
+ * own retransmits (1, 3, 7, 15 s…) rather than its turn in the queue.
+ */
+export const LISTEN_BACKLOG = 4096;
+
 function listen(server: net.Server, options: ListenOptions): Promise<void> {
   return new Promise((resolve, reject) => {
     const failed = (err: Error) => reject(err);
     server.once("error", failed);
     // The prototype's listen: the gateway replaces its server's own with openAcceptors.
-    net.Server.prototype.listen.call(server, options, () => {
+    net.Server.prototype.listen.call(server, { backlog: LISTEN_BACKLOG, ...options }, () => {
       server.off("error", failed);
       resolve();
     });

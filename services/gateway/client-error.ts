@@ -20,6 +20,7 @@ export function answerClientError(err: Error & { code?: string }, socket: Duplex
     const body = JSON.stringify({ detail: text });
     socket.end(
       `HTTP/1.1 ${status} ${text}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+        `X-Content-Type-Options: nosniff\r\n` +
         `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
     );
   } catch {

@@ -46,10 +46,9 @@ export function markArrival(req: TimedRequest, now: number = Date.now()): void {
  * UPLOAD_TIMEOUT_MS for an upload. Fixed on first use (when moleculer-web asks for the call options of
  * the request) and kept on the request, so every reader of its body works to the same one.
  */
-export function requestDeadline(config: Config, req: TimedRequest): number {
+export function requestDeadline(config: Config, req: TimedRequest, now = Date.now()): number {
   req.$deadline ??=
-    Date.now() +
-    (isUploadRequest(req.method, req.url) ? config.uploadTimeoutMs : config.httpRequestTimeoutMs);
+    now + (isUploadRequest(req.method, req.url) ? config.uploadTimeoutMs : config.httpRequestTimeoutMs);
   return req.$deadline;
 }
 

@@ -19,7 +19,7 @@ const errorText: Record<number, string> = {
   409: "Conflict",
   413: "Request body or file too large",
   415: "Unsupported content type",
-  429: "Too Many Requests (RATE_LIMITS); see Retry-After",
+  429: "Too Many Requests (RATE_LIMITS, or the limits per client address); see Retry-After",
   422: "Validation error",
   500: "Internal Server Error",
   503: "Service Unavailable",
@@ -107,9 +107,9 @@ function responses(route: RouteSpec): Json {
   };
   const okHeaders = headersOf(success.status);
   if (okHeaders) ok.headers = okHeaders;
-  // Every JSON body is size-limited (REQUEST_BODY_LIMIT); every route may meet a fault, a missing service,
-  // or a store that cannot be written (507: a read too, in the turn of a failed write).
-  // RATE_LIMITS may apply to any route (429 with Retry-After).
+  // Every JSON body is size-limited (the route's bodyLimitBytes, else REQUEST_BODY_LIMIT); every route may
+  // meet a fault, a missing service, or a store that cannot be written (507: a read too, in the turn of a
+  // failed write). RATE_LIMITS and the limits per client address may apply to any route (429, Retry-After).
   const general = [...(route.body.startsWith("json") ? [413] : []), 429, 500, 503, 504, 507];
   for (const status of [...new Set([...route.doc.errors, ...general])].sort()) {
     const headers = headersOf(status);
@@ -193,6 +193,48 @@ export function buildOpenApi(routeList: RouteSpec[], serverUrl: string): Json {
         "503": {
           description: "Not ready: the failing checks are named",
           content: { "application/json": { schema: readiness } },
+        },
+      },
+    },
+  };
+  const jwk = {
+    type: "object",
+    properties: {
+      kty: { const: "EC" },
+      crv: { const: "P-256" },
+      x: { type: "string" },
+      y: { type: "string" },
+      kid: { type: "string" },
+      alg: { const: "ES256" },
+      use: { const: "sig" },
+    },
+    required: ["kty", "crv", "x", "y", "kid", "alg", "use"],
+    additionalProperties: false,
+  };
+  paths["/.well-known/jwks.json"] = {
+    get: {
+      operationId: "jwks",
+      summary: "The public keys that verify access tokens, RFC 7517 (outside the spec)",
+      tags: ["operations"],
+      security: [],
+      responses: {
+        "200": {
+          description:
+            "The keys, each named by its kid (its RFC 7638 thumbprint); Cache-Control: max-age=300",
+          content: {
+            "application/json": {
+              schema: {
+                type: "object",
+                properties: { keys: { type: "array", items: jwk } },
+                required: ["keys"],
+                additionalProperties: false,
+              },
+            },
+          },
+        },
+        "503": {
+          description: "auth has not answered yet",
+          content: { "application/json": { schema: { $ref: "#/components/schemas/ErrorBody" } } },
         },
       },
     },

@@ -1,12 +1,13 @@
 /**
  * Rate limiting per route and caller, in fixed one-minute windows. The counter lives in Redis when the
  * cacher is Redis (one limit for the whole cluster, whichever gateway answers) and in memory otherwise.
- * The caller is the user (bearer routes), the API key (key routes) or the client address — never
- * X-Forwarded-For unless TRUST_PROXY says the gateway sits behind a proxy that sets it.
+ * The caller is the user (bearer routes), the API key (key routes) or the client address
+ * (gateway/client-address: X-Forwarded-For only from TRUSTED_PROXIES). The limits per address counted
+ * before authentication are gateway/address-limits.
  */
 import Redis from "ioredis";
 import { AppError, ErrorType } from "../../shared/errors";
-import { redisClientOptions } from "../../shared/runtime/redis-options";
+import { redisClientOptions, type RedisCredentials } from "../../shared/runtime/redis-options";
 
 export class RateLimitedError extends AppError {
   constructor(readonly retryAfterSeconds: number) {
@@ -57,8 +58,13 @@ export class RedisCounterStore implements CounterStore {
   constructor(
     url: string,
     private readonly prefix: string,
+    credentials?: RedisCredentials,
   ) {
-    this.redis = new Redis({ ...redisClientOptions(url), lazyConnect: false, maxRetriesPerRequest: 1 });
+    this.redis = new Redis({
+      ...redisClientOptions(url, credentials),
+      lazyConnect: false,
+      maxRetriesPerRequest: 1,
+    });
   }
 
   async hit(key: string, windowEnd: number): Promise<number> {
@@ -76,9 +82,10 @@ export class RedisCounterStore implements CounterStore {
   }
 }
 
-/** "rounds.get=600,rounds.join=60,*=1200": limits per minute by action, `*` for the rest. */
+/** "rounds.get=600,rounds.join=60,*=1200": limits per minute by action, `*` for the rest; "none": none. */
 export function parseLimits(text: string): Map<string, number> {
   const limits = new Map<string, number>();
+  if (text.trim().toLowerCase() === "none") return limits;
   for (const part of text
     .split(",")
     .map((p) => p.trim())

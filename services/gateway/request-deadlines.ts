@@ -49,7 +49,7 @@ export class RequestDeadlines {
 
   /** Times a request from now on; `done` with what this returns once the request's handling ends. */
   track(req: TimedRequest, res: ServerResponse): InFlight {
-    const entry = { req, res, late: requestDeadline(this.config, req) + REST_TIMEOUT_MARGIN_MS };
+    const entry = { req, res, late: requestDeadline(this.config, req, this.now()) + REST_TIMEOUT_MARGIN_MS };
     this.inFlight.add(entry);
     return entry;
   }

@@ -28,15 +28,9 @@ export function paramsOfRequest(spec: RouteSpec, req: ParsedRequest) {
 /** Who a rate limit counts a request against: the user, else the API key, else the client address. */
 export function rateLimitCaller(
   meta: { user?: { id: string } | null; apiKey?: { key_id: string } },
-  req: IncomingMessage,
-  trustProxy: boolean,
+  clientAddress: string,
 ): string {
   if (meta.user) return `user:${meta.user.id}`;
   if (meta.apiKey) return `key:${meta.apiKey.key_id}`;
-  const forwarded = trustProxy
-    ? String(req.headers["x-forwarded-for"] ?? "")
-        .split(",")[0]
-        .trim()
-    : "";
-  return `ip:${forwarded || req.socket.remoteAddress || "unknown"}`;
+  return `ip:${clientAddress}`;
 }

@@ -64,8 +64,21 @@ export interface RouteSpec {
    * larger than REQUEST_BODY_LIMIT (services/gateway/recipient-pages.ts).
    */
   recipientPages?: boolean;
+  /**
+   * The largest JSON body this route reads (413 above, before a byte of it is parsed); without it,
+   * REQUEST_BODY_LIMIT, or a multicast's own bound (`recipientPages`).
+   */
+  bodyLimitBytes?: number;
+  /** The answer is a token set (RFC 6749 §5.1: `Pragma: no-cache` besides `Cache-Control: no-store`). */
+  answersTokens?: boolean;
   doc: RouteDoc;
 }
+
+/**
+ * The bound of the small bodies (a join, a refresh). The largest honest join body is 100 attributes
+ * (the contract's maxItems) of the longest integers, pretty-printed: under 3 KiB (decision 0136).
+ */
+export const SMALL_BODY_BYTES = 16 * 1024;
 
 /** `microcacheTag` of a read about the caller alone (their friends, their payments). */
 export const CALLER_TAG = "#caller";
@@ -80,6 +93,7 @@ export const routes: RouteSpec[] = [
     action: "rounds.join",
     auth: "bearer",
     body: "json-object-or-null",
+    bodyLimitBytes: SMALL_BODY_BYTES,
     doc: {
       summary: "Join round",
       tag: "rounds",
@@ -110,6 +124,8 @@ export const routes: RouteSpec[] = [
     auth: "bearer",
     body: "json-object",
     acceptExpiredToken: true,
+    bodyLimitBytes: SMALL_BODY_BYTES,
+    answersTokens: true,
     doc: {
       summary: "Refresh token",
       tag: "auth",

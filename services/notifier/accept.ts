@@ -2,7 +2,8 @@
  * Accepting a multicast: validate what the schema cannot (recipient cap, reserved keys, FCM's 4 KB),
  * store the recipients in pages, record the job durably, hand it to the queue, answer. With an
  * Idempotency-Key the job id is derived from the key (per API key), so a retried request finds the job
- * it already made.
+ * it already made: the id is derived from the key's id with it, so another API key sending the same
+ * Idempotency-Key makes a job of its own and never meets this one (docs/decisions/0139).
  *
  * A list too long for one packet arrives in pages before the request itself (`stageRecipients`, one
  * acknowledged call each, from the gateway, which checked the whole list against the schema): they are
@@ -147,7 +148,14 @@ export async function acceptMulticast(
       ? { setId: staged.set_id, pages: staged.pages + 1 }
       : await deps.jobs.stageAll(id, p.user_ids, deps.now());
     const fields = { title: p.title, desc: p.desc ?? null, picture: p.picture ?? null, keys: p.keys ?? null };
-    const made = await deps.jobs.create(id, fields, { ...set, count: list.count }, list.hash, deps.now());
+    const made = await deps.jobs.create(
+      id,
+      fields,
+      { ...set, count: list.count },
+      list.hash,
+      deps.now(),
+      scope,
+    );
     existing = made.job;
     created = made.created;
     // Two copies of one request raced: the one whose job was recorded first keeps its set.

@@ -8,7 +8,13 @@
 import { pagesOf } from "../../shared/contracts/paging";
 import type { DeviceTokensParams, DeviceTokensResult } from "../../shared/contracts/users";
 import { buildMessage, type PushMessage } from "./message";
-import type { BatchDoc, JobDoc, JobsRepository, Retention } from "./jobs.repository";
+import {
+  keyPairsOf,
+  type BatchDoc,
+  type JobDoc,
+  type JobsRepository,
+  type Retention,
+} from "./jobs.repository";
 import type { PushTransport, TokenResult } from "./transport";
 
 export const BATCH_SIZE = 500;
@@ -168,7 +174,7 @@ function sendPending(deps: DeliverDeps, message: PushMessage, pending: BatchDoc[
 export async function deliverJob(deps: DeliverDeps, jobId: string): Promise<void> {
   const job = await deps.jobs.startDelivery(jobId, deps.now());
   if (!job) return; // done, failed or unknown: nothing to do
-  const message = buildMessage(job);
+  const message = buildMessage({ ...job, keyPairs: keyPairsOf(job) });
   if (job.planned && job.planned_pages === undefined) {
     // Planned whole before recipients came in pages (an upgrade mid-job): its batches as they are.
     await sendPending(deps, message, await deps.jobs.pendingBatches(jobId));

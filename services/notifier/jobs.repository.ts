@@ -19,18 +19,37 @@ export interface JobCounts {
   pruned: number;
 }
 
-/** What a job says of the message and of the request it came from. */
+/** A value of a multicast's `keys`. */
+export type KeyValue = string | number | boolean;
+
+/** One entry of a multicast's `keys`: its name (the client's, any string) and its value. */
+export type KeyPair = [name: string, value: KeyValue];
+
+/** What a job says of the message and of the request it came from (`keys` as the request gave them). */
 export interface JobFields {
   title: string;
   desc: string | null;
   picture: string | null;
-  keys: Record<string, string | number | boolean> | null;
+  keys: Record<string, KeyValue> | null;
 }
 
-export interface JobDoc extends JobCounts, JobFields {
+export interface JobDoc extends JobCounts, Omit<JobFields, "keys"> {
   _id: string;
   status: JobStatus;
   request_hash: string;
+  /**
+   * The request's `keys` as [name, value] pairs, in order: a client's name is never a field name of the
+   * stored document, so any name (`a.b`, `$x`, `__proto__`) is stored and read back as it came, on every
+   * engine (docs/decisions/0138-free-form-key-names.md).
+   */
+  key_pairs?: KeyPair[] | null;
+  /** Jobs recorded before key_pairs: `keys` as an object (names the store accepted as field names). */
+  keys?: Record<string, KeyValue> | null;
+  /**
+   * The id of the API key that made the job: the only one that may read it. Absent on jobs recorded
+   * before this was kept: no key may read them (docs/decisions/0139-who-sees-a-job-and-a-meeting-link.md).
+   */
+  created_by?: string;
   recipients: number;
   /**
    * The job's recipient set and its number of pages. Absent on jobs recorded before recipients were
@@ -102,6 +121,14 @@ const header = (setId: string, now: Date): RecipientPageDoc => ({
   staged_at: now,
 });
 const setIdFor = (jobId: string) => `${jobId}.${randomBytes(8).toString("hex")}`;
+/** A job's `keys` as pairs, in order, whichever way the job was recorded. */
+export const keyPairsOf = (job: Pick<JobDoc, "key_pairs" | "keys">): KeyPair[] =>
+  job.key_pairs ?? (job.keys ? Object.entries(job.keys) : []);
+
+/** `keys` as pairs, in order (own names only: `Object.entries` never reads a prototype). */
+export const toKeyPairs = (keys: Record<string, KeyValue> | null): KeyPair[] | null =>
+  keys ? Object.entries(keys) : null;
+
 /** The job a recipient set was opened for. */
 export const jobOfSet = (setId: string): string => setId.split(".")[0];
 
@@ -173,8 +200,9 @@ export class JobsRepository {
   }
 
   /**
-   * Records a job on a stored recipient set; resolves to the existing job when its id (from an
-   * Idempotency-Key) is taken. The set's pages are in place before the job is visible.
+   * Records a job on a stored recipient set, made by the API key `createdBy`; resolves to the existing
+   * job when its id (from an Idempotency-Key) is taken. The set's pages are in place before the job is
+   * visible.
    */
   async create(
     id: string,
@@ -182,12 +210,16 @@ export class JobsRepository {
     recipients: { setId: string; pages: number; count: number },
     requestHash: string,
     now: Date,
+    createdBy: string,
   ): Promise<{ job: JobDoc; created: boolean }> {
+    const { keys, ...message } = fields;
     const doc: JobDoc = {
       _id: id,
       status: "queued",
       request_hash: requestHash,
-      ...fields,
+      ...message,
+      key_pairs: toKeyPairs(keys),
+      created_by: createdBy,
       recipients: recipients.count,
       recipient_set: recipients.setId,
       recipient_pages: recipients.pages,

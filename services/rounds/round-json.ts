@@ -3,14 +3,17 @@
  * reused until the clock changes more than its seconds_to_end.
  *
  * Who sees a round alike: anyone who is neither its owner (sees every phone), nor a member (sees their
- * own phone), nor has it among their favourites (in_favorites). Those are rendered per request.
+ * own phone), nor has it among their favourites (in_favorites), nor, when its item carries a meeting
+ * link or password, manages the item's store (sees them, as owner and members do: decision 0139).
+ * Those are rendered per request; the shared answer is rendered for an outsider, so it carries null
+ * for the meeting link and password.
  * What moves with the clock: seconds_to_end every second, which is spliced in per request (and by the
  * gateway, which may keep the head: `countdown`); status, is_ended and format_status once, at end_time,
  * which ends the reuse. A snapshot is fixed for its
  * round's revision, so a join (a new revision, a new snapshot) can never meet an older answer; the
  * answers hang off the snapshot object itself and go when it goes.
  */
-import { isEndedAt, renderedUntil, renderRound, secondsToEnd } from "./round-view";
+import { hasMeeting, isEndedAt, managersOf, renderedUntil, renderRound, secondsToEnd } from "./round-view";
 import type { RoundSnapshot } from "./round-snapshot";
 import type { Countdown } from "../../shared/contracts/common";
 
@@ -74,17 +77,28 @@ export class RoundJson {
   }
 }
 
-/** The callers who see a round otherwise than everyone else: its owner, members and favouriters. */
+/** The store managers who see a round otherwise: all of them when its item has a meeting, else none. */
+const meetingManagers = (snap: RoundSnapshot): readonly string[] =>
+  hasMeeting(snap.item) ? managersOf(snap.item) : [];
+
+/**
+ * The callers who see a round otherwise than everyone else: its owner, members and favouriters, and the
+ * store's managers when the item has a meeting link or password.
+ */
 function seenOtherwiseBy(snap: RoundSnapshot): string[] {
-  return [snap.owner_id, ...snap.favorites, ...snap.members.map((m) => m.user_id)];
+  return [snap.owner_id, ...snap.favorites, ...snap.members.map((m) => m.user_id), ...meetingManagers(snap)];
 }
 
-/** Neither owner, member nor one who favourited it: the caller's render is everyone else's too. */
+/**
+ * Neither owner, member, one who favourited it nor (item with a meeting) a manager of its store: the
+ * caller's render is everyone else's too.
+ */
 export function seesAlike(snap: RoundSnapshot, callerId: string): boolean {
   return (
     callerId !== snap.owner_id &&
     !snap.favorites.includes(callerId) &&
-    !snap.members.some((m) => m.user_id === callerId)
+    !snap.members.some((m) => m.user_id === callerId) &&
+    !meetingManagers(snap).includes(callerId)
   );
 }
 

@@ -1,12 +1,13 @@
 /**
  * Renders a Round (spec §2.1) from a snapshot for one caller at one instant. Everything computed lives
  * here: status, is_ended by time, seconds_to_end, the format_* strings, seller_type, in_favorites and the
- * caller-dependent masking of participants' phone numbers. See docs/decisions/0006 to 0008 for each rule.
+ * caller-dependent masking of participants' phone numbers and of the item's meeting link and password.
+ * See docs/decisions/0006 to 0008 for each rule, 0139 for the meeting's.
  */
 import type { Round, RoundItem, RoundParticipant } from "../../shared/contracts/round";
 import type { ItemInfo } from "../../shared/contracts/stores";
 import { formatEntryFee, formatMoney, secondsLeft, sellerType } from "../../shared/format";
-import type { RoundSnapshot } from "./round-snapshot";
+import { isMember, type RoundSnapshot } from "./round-snapshot";
 
 export type RoundStatus = "open" | "full" | "inactive" | "ended";
 
@@ -57,10 +58,27 @@ export function maskPhone(phone: string): string {
   return phone.slice(0, 2) + "*".repeat(phone.length - 6) + phone.slice(-4);
 }
 
-export function renderItem(item: ItemInfo): RoundItem {
+/** Whether an item carries a meeting link or password, which only some callers see. */
+export const hasMeeting = (item: Pick<ItemInfo, "meeting_link" | "meeting_password">): boolean =>
+  (item.meeting_link ?? null) !== null || (item.meeting_password ?? null) !== null;
+
+/** The store's managers (none when the item came from a stores process that did not say). */
+export const managersOf = (item: Pick<ItemInfo, "store">): readonly string[] => item.store.manager_ids ?? [];
+
+/**
+ * Who sees the round's meeting link and password: its owner, its members and the managers of the
+ * item's store; everyone else reads null (docs/decisions/0139).
+ */
+export function seesMeeting(snap: RoundSnapshot, callerId: string): boolean {
+  return callerId === snap.owner_id || isMember(snap, callerId) || managersOf(snap.item).includes(callerId);
+}
+
+export function renderItem(item: ItemInfo, showMeeting = false): RoundItem {
   const { kind: _kind, store, ...rest } = item;
   return {
     ...rest,
+    meeting_link: showMeeting ? rest.meeting_link : null,
+    meeting_password: showMeeting ? rest.meeting_password : null,
     store: {
       id: store.id,
       name: store.name,
@@ -116,7 +134,7 @@ export function renderRound(snap: RoundSnapshot, callerId: string, now: Date): R
     members_count: snap.members_count,
     max_members_count: snap.max_members_count,
     variant: snap.variant,
-    item: renderItem(snap.item),
+    item: renderItem(snap.item, hasMeeting(snap.item) && seesMeeting(snap, callerId)),
     participant_statuses: renderParticipants(snap, callerId),
     in_favorites: snap.favorites.includes(callerId),
     question: {

@@ -1,30 +1,20 @@
 /**
- * Blob storage port with a local-filesystem engine (MEDIA_DIR, default DATA_DIR/media). Uploads are
- * written to a temporary file as they arrive (never held whole in memory), counted and sniffed on the
- * way (and hashed, when asked), either from a stream (`stage`) or chunk by chunk (`begin`/`append`/`finish`); `commit`
- * renames a staged file into place under a random name (never the client's file name), `discard`
- * deletes it. Staged files nobody committed (a crash between the two), and pictures in place no item
- * names, are swept by the stores service (services/stores/media-sweep.ts).
+ * Blob storage port and its local-filesystem engine (MEDIA_DIR, default DATA_DIR/media); with MONGO_URI
+ * the pictures go to MongoDB GridFS instead (gridfs-blob-store.ts, docs/decisions/0140). Uploads are
+ * written as they arrive (never held whole in memory), counted and sniffed on the way (and hashed, when
+ * asked), either from a stream (`stage`) or chunk by chunk (`begin`/`append`/`finish`): open-uploads.ts,
+ * the same for both engines. `commit` moves a staged upload into place under a random name (never the
+ * client's file name), `discard` deletes it. Staged uploads nobody committed (a crash between the two),
+ * and pictures in place no item names, are swept by the stores service (services/stores/media-sweep.ts).
  */
-import { createHash, randomUUID, type Hash } from "node:crypto";
+import { randomUUID } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import type { Readable } from "node:stream";
-import { PayloadTooLargeError } from "../../shared/errors";
-import { extensionOf, sniffImage, type ImageMime } from "./image-type";
+import { extensionOf, type ImageMime } from "./image-type";
+import { OpenUploads, type BeginOptions, type Sink, type Staged } from "./open-uploads";
 
-export interface Staged {
-  stagedId: string;
-  size: number;
-  mime: ImageMime | null;
-  /** Hex SHA-256 of the bytes, when `begin` asked for it. */
-  sha256?: string;
-}
-
-export interface BeginOptions {
-  /** Compute the bytes' SHA-256 as they are written (an upload with an Idempotency-Key: its fingerprint). */
-  sha256?: boolean;
-}
+export type { BeginOptions, Staged } from "./open-uploads";
 
 export interface BlobStore {
   stage(source: Readable, maxBytes: number): Promise<Staged>;
@@ -35,9 +25,26 @@ export interface BlobStore {
   discard(stagedId: string): Promise<void>;
   remove(name: string): Promise<void>;
   open(name: string): Promise<{ stream: Readable; size: number; mime: ImageMime } | null>;
+  /**
+   * Deletes staged uploads begun or last written more than `olderThanMs` ago
+   * (STAGED_UPLOAD_RETENTION_MINUTES): what a killed process left between stage and commit. An upload
+   * still open here is skipped. Resolves to how many went.
+   */
+  sweepStaged(olderThanMs: number, now?: number): Promise<number>;
+  /**
+   * Deletes pictures in place older than `olderThanMs` that `inUse` says no item names: a picture moved
+   * into place whose item was never written (a process killed in between, or an undo that failed). The
+   * age keeps clear of an event being created right now. Resolves to the names removed.
+   */
+  sweepOrphans(
+    olderThanMs: number,
+    inUse: (name: string) => Promise<boolean>,
+    now?: number,
+  ): Promise<string[]>;
 }
 
-const mimeOfName = (name: string): ImageMime | null =>
+/** The type a stored picture's name says (the names are ours: a random UUID and the sniffed type's extension). */
+export const mimeOfName = (name: string): ImageMime | null =>
   name.endsWith(".jpg")
     ? "image/jpeg"
     : name.endsWith(".png")
@@ -46,34 +53,58 @@ const mimeOfName = (name: string): ImageMime | null =>
         ? "image/webp"
         : null;
 
-const STAGED_ID = /^[0-9a-f-]{36}$/;
+/** A name `open` and `remove` may act on: one of ours, never a path nor a hidden (staging) entry. */
+export const isPictureName = (name: string): boolean =>
+  mimeOfName(name) !== null && !name.includes("/") && !name.startsWith(".");
 
-/** An upload being received in chunks (one per request, so the sender waits: flow control). */
-interface OpenUpload {
-  handle: fs.promises.FileHandle;
-  size: number;
-  head: Buffer;
-  hash: Hash | null;
-  idle: NodeJS.Timeout;
+/** A fresh name for a committed picture. */
+export const pictureName = (mime: ImageMime): string => `${randomUUID()}.${extensionOf[mime]}`;
+
+export const STAGED_ID = /^[0-9a-f-]{36}$/;
+
+/** A whole stream, through the chunk path (counted, sniffed, removed on failure): `stage` of every engine. */
+export async function stageStream(store: BlobStore, source: Readable, maxBytes: number): Promise<Staged> {
+  const stagedId = await store.begin();
+  try {
+    for await (const chunk of source as AsyncIterable<Buffer>) await store.append(stagedId, chunk, maxBytes);
+    return await store.finish(stagedId);
+  } catch (err) {
+    await store.discard(stagedId);
+    throw err;
+  }
 }
 
-/** An upload whose sender went silent this long is abandoned and deleted. */
-const IDLE_MS = 60_000;
+/** A staging file, written through one open handle. */
+class FileSink implements Sink {
+  constructor(
+    private readonly handle: fs.promises.FileHandle,
+    private readonly file: string,
+  ) {}
+
+  async write(chunk: Buffer): Promise<void> {
+    await this.handle.write(chunk);
+  }
+
+  async close(): Promise<void> {
+    await this.handle.close();
+  }
+
+  async abort(): Promise<void> {
+    await this.handle.close().catch(() => undefined);
+    await fs.promises.rm(this.file, { force: true });
+  }
+}
 
 export class LocalBlobStore implements BlobStore {
   private readonly tmp: string;
-  private readonly uploads = new Map<string, OpenUpload>();
+  private readonly uploads = new OpenUploads((stagedId) => this.discard(stagedId));
 
   constructor(private readonly dir: string) {
     this.tmp = path.join(dir, ".staging");
     fs.mkdirSync(this.tmp, { recursive: true });
   }
 
-  /**
-   * Deletes staged files last written more than `olderThanMs` ago (STAGED_UPLOAD_RETENTION_MINUTES):
-   * uploads a killed process left between stage and commit. An upload still open here is never one of
-   * them (its sender would have timed out long before), and is skipped anyway. Resolves to how many went.
-   */
+  /** Staged files last written before the retention; an upload still open here is never one of them. */
   async sweepStaged(olderThanMs: number, now = Date.now()): Promise<number> {
     let removed = 0;
     for (const f of await fs.promises.readdir(this.tmp)) {
@@ -88,11 +119,6 @@ export class LocalBlobStore implements BlobStore {
     return removed;
   }
 
-  /**
-   * Deletes pictures in place older than `olderThanMs` that `inUse` says no item names: a picture
-   * moved into place whose item was never written (a process killed in between, or an undo that
-   * failed). The age keeps clear of an event being created right now. Resolves to the names removed.
-   */
   async sweepOrphans(
     olderThanMs: number,
     inUse: (name: string) => Promise<boolean>,
@@ -100,7 +126,7 @@ export class LocalBlobStore implements BlobStore {
   ): Promise<string[]> {
     const removed: string[] = [];
     for (const name of await fs.promises.readdir(this.dir)) {
-      if (name.startsWith(".") || !mimeOfName(name)) continue;
+      if (!isPictureName(name)) continue;
       const file = path.join(this.dir, name);
       const stat = await fs.promises.stat(file).catch(() => null);
       if (!stat?.isFile() || now - stat.mtimeMs <= olderThanMs) continue;
@@ -111,78 +137,44 @@ export class LocalBlobStore implements BlobStore {
     return removed;
   }
 
-  /** A whole stream, through the same chunk path (one open file, counted, sniffed, removed on failure). */
-  async stage(source: Readable, maxBytes: number): Promise<Staged> {
-    const stagedId = await this.begin();
-    try {
-      for await (const chunk of source as AsyncIterable<Buffer>) await this.append(stagedId, chunk, maxBytes);
-      return await this.finish(stagedId);
-    } catch (err) {
-      await this.discard(stagedId);
-      throw err;
-    }
+  stage(source: Readable, maxBytes: number): Promise<Staged> {
+    return stageStream(this, source, maxBytes);
   }
 
   async begin(options: BeginOptions = {}): Promise<string> {
     const stagedId = randomUUID();
-    const handle = await fs.promises.open(path.join(this.tmp, stagedId), "wx");
-    const idle = setTimeout(() => this.discard(stagedId).catch(() => undefined), IDLE_MS).unref();
-    const hash = options.sha256 ? createHash("sha256") : null;
-    this.uploads.set(stagedId, { handle, size: 0, head: Buffer.alloc(0), hash, idle });
+    const file = path.join(this.tmp, stagedId);
+    this.uploads.open(stagedId, new FileSink(await fs.promises.open(file, "wx"), file), options);
     return stagedId;
   }
 
-  async append(stagedId: string, chunk: Buffer, maxBytes: number): Promise<void> {
-    const upload = this.uploads.get(stagedId);
-    if (!upload) throw new Error(`No open upload ${stagedId}`);
-    upload.idle.refresh();
-    upload.size += chunk.length;
-    if (upload.size > maxBytes) {
-      await this.discard(stagedId);
-      throw new PayloadTooLargeError(`main_picture is larger than ${maxBytes} bytes`);
-    }
-    if (upload.head.length < 12)
-      upload.head = Buffer.concat([upload.head, chunk.subarray(0, 12 - upload.head.length)]);
-    upload.hash?.update(chunk);
-    await upload.handle.write(chunk);
+  append(stagedId: string, chunk: Buffer, maxBytes: number): Promise<void> {
+    return this.uploads.append(stagedId, chunk, maxBytes);
   }
 
-  async finish(stagedId: string): Promise<Staged> {
-    const upload = this.uploads.get(stagedId);
-    if (!upload) throw new Error(`No open upload ${stagedId}`);
-    this.uploads.delete(stagedId);
-    clearTimeout(upload.idle);
-    await upload.handle.close();
-    const staged: Staged = { stagedId, size: upload.size, mime: sniffImage(upload.head) };
-    if (upload.hash) staged.sha256 = upload.hash.digest("hex");
-    return staged;
+  finish(stagedId: string): Promise<Staged> {
+    return this.uploads.finish(stagedId);
   }
 
   async commit(stagedId: string, mime: ImageMime): Promise<string> {
     if (!STAGED_ID.test(stagedId)) throw new Error("Bad staged id");
-    const name = `${randomUUID()}.${extensionOf[mime]}`;
+    const name = pictureName(mime);
     await fs.promises.rename(path.join(this.tmp, stagedId), path.join(this.dir, name));
     return name;
   }
 
   async discard(stagedId: string): Promise<void> {
-    const upload = this.uploads.get(stagedId);
-    if (upload) {
-      this.uploads.delete(stagedId);
-      clearTimeout(upload.idle);
-      await upload.handle.close().catch(() => undefined);
-    }
+    await this.uploads.abort(stagedId);
     if (STAGED_ID.test(stagedId)) await fs.promises.rm(path.join(this.tmp, stagedId), { force: true });
   }
 
   async remove(name: string): Promise<void> {
-    if (mimeOfName(name) && !name.includes("/"))
-      await fs.promises.rm(path.join(this.dir, name), { force: true });
+    if (isPictureName(name)) await fs.promises.rm(path.join(this.dir, name), { force: true });
   }
 
   async open(name: string) {
     const mime = mimeOfName(name);
-    if (!mime || name.includes("/") || name.startsWith(".")) return null;
+    if (!mime || !isPictureName(name)) return null;
     const file = path.join(this.dir, name);
     try {
       const stat = await fs.promises.stat(file);

@@ -67,7 +67,8 @@ export const toItemInfo = (item: ItemDoc, store: StoreDoc): ItemInfo => ({
   category: item.category,
   location: item.location,
   attribute_values: item.attribute_values,
-  store: toStoreInfo(store),
+  // The managers see an event round's meeting link and password (docs/decisions/0139).
+  store: { ...toStoreInfo(store), manager_ids: store.manager_ids },
 });
 
 export class StoresRepository {

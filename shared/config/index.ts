@@ -3,8 +3,12 @@
  * documentation; `loadConfig` reads them once at start and fails fast on a bad value. Services get the
  * result through `configOf(broker)`, never from process.env.
  */
+import fs from "node:fs";
+import { isIP } from "node:net";
 import path from "node:path";
+import { signingKeysOf, type SigningKey } from "../auth/jwk";
 import { ConfigError } from "../errors";
+import { checkProductionKeys, checkProductionSecrets, checkSecretLengths } from "./key-checks";
 import { HOOK_NAMES } from "../runtime/internals";
 
 type Parser<T> = (raw: string, env: string) => T;
@@ -47,6 +51,20 @@ const list: Parser<string[]> = (raw) =>
     .map((s) => s.trim())
     .filter(Boolean);
 
+/** PEM text, or the path of a file holding it (a mounted Secret); a literal `\n` written for each newline is read as one. */
+const privateKeys: Parser<SigningKey[]> = (raw, env) => {
+  if (raw === "") return [];
+  let text = raw;
+  if (!raw.trimStart().startsWith("-----BEGIN")) {
+    try {
+      text = fs.readFileSync(raw, "utf8");
+    } catch (err) {
+      throw new ConfigError(`${env} is neither PEM text nor a readable file (${(err as Error).message})`);
+    }
+  }
+  return signingKeysOf(text.includes("\n") ? text : text.replace(/\\n/g, "\n"), env);
+};
+
 /** Empty, "all", or a comma list of the hooks into libraries' internals (shared/runtime/internals). */
 const hookNames: Parser<string[]> = (raw, env) => {
   const names = list(raw, env);
@@ -83,9 +101,31 @@ const optionalUrl: Parser<string> = (raw, env) => {
   return raw;
 };
 
+/** A comma list of IP addresses and CIDRs (10.0.0.0/8, fd00::/8). */
+const addressList: Parser<string[]> = (raw, env) => {
+  const entries = list(raw, env);
+  for (const entry of entries) {
+    const [address, bits, extra] = entry.split("/");
+    const family = isIP(address);
+    const max = family === 4 ? 32 : 128;
+    if (
+      family === 0 ||
+      extra !== undefined ||
+      (bits !== undefined && !(/^\d{1,3}$/.test(bits) && Number(bits) <= max))
+    ) {
+      throw new ConfigError(`${env} must list IP addresses or CIDRs (e.g. 10.0.0.0/8), got "${entry}"`);
+    }
+  }
+  return entries;
+};
+
 function entry<T>(env: string, def: string, doc: string, parse: Parser<T>): Entry<T> {
   return { env, default: def, doc, parse };
 }
+
+/** RATE_LIMITS' default: the writes, per user (per API key for a multicast), bounded but never met honestly. */
+export const DEFAULT_RATE_LIMITS =
+  "rounds.join=120,auth.refresh=60,stores.createEvent=60,notifier.sendMulticast=600";
 
 /** The schema of the configuration: the table in docs/operations.md is generated from it. */
 export const configSchema = {
@@ -96,7 +136,12 @@ export const configSchema = {
     oneOf("development", "test", "production"),
   ),
   port: entry("PORT", "3000", "HTTP port of the gateway (0 picks a free port)", int(0, 65535)),
-  host: entry("HOST", "0.0.0.0", "Address the gateway listens on", str),
+  host: entry(
+    "HOST",
+    "127.0.0.1",
+    "Address the gateway, the health server (HEALTH_PORT) and the metrics server (METRICS_PORT) listen on (0.0.0.0: every interface, as in a container)",
+    str,
+  ),
   httpAcceptors: entry(
     "HTTP_ACCEPTORS",
     "64",
@@ -134,15 +179,42 @@ export const configSchema = {
   transporter: entry(
     "TRANSPORTER",
     "",
-    "Moleculer transporter, e.g. nats://127.0.0.1:4222 (empty: one process, no transport)",
+    "Moleculer transporter: nats://host:4222, or tls://host:4222 for TLS (comma-separated for several servers; credentials go in NATS_USER and NATS_PASSWORD, never here; empty: one process, no transport)",
     str,
   ),
+  natsUser: entry(
+    "NATS_USER",
+    "",
+    "User this process connects to NATS as (deploy/nats/nats.conf has one per service; empty: no credentials)",
+    str,
+  ),
+  natsPassword: entry("NATS_PASSWORD", "", "Password of NATS_USER (a Secret; never logged)", str),
+  natsTlsCa: entry(
+    "NATS_TLS_CA",
+    "",
+    "PEM file of the CA that signed the NATS server's certificate: TLS to NATS, verified against it (a tls:// TRANSPORTER alone verifies against the system's CAs)",
+    str,
+  ),
+  natsTlsCert: entry(
+    "NATS_TLS_CERT",
+    "",
+    "PEM file of this process's client certificate for NATS (with NATS_TLS_KEY; a server that verifies clients)",
+    str,
+  ),
+  natsTlsKey: entry("NATS_TLS_KEY", "", "PEM file of the private key of NATS_TLS_CERT", str),
   cacher: entry(
     "CACHER",
     "Memory",
     "Moleculer cacher: Memory, or redis://host:port for a cache shared by all nodes",
     str,
   ),
+  redisUser: entry(
+    "REDIS_USER",
+    "",
+    "Redis ACL user of a redis:// or rediss:// CACHER (one per service; empty: Redis's default user)",
+    str,
+  ),
+  redisPassword: entry("REDIS_PASSWORD", "", "Password of REDIS_USER (a Secret; never logged)", str),
   serializer: entry(
     "SERIALIZER",
     "Hybrid",
@@ -188,19 +260,37 @@ export const configSchema = {
     "MongoDB connection string; when set, MongoDB replaces the embedded store",
     str,
   ),
+  mongoUser: entry(
+    "MONGO_USER",
+    "",
+    "MongoDB user (one per service), authenticated against MONGO_URI's database unless its authSource says otherwise (empty: no credentials)",
+    str,
+  ),
+  mongoPassword: entry("MONGO_PASSWORD", "", "Password of MONGO_USER (a Secret; never logged)", str),
   seedOnEmpty: entry(
     "SEED_ON_EMPTY",
     "true",
     "Seed the demo dataset when the embedded store is empty (never in production)",
     bool,
   ),
-  jwtSecret: entry(
-    "JWT_SECRET",
-    "dev-only-secret-change-me-0123456789abcdef",
-    "HMAC key that signs access tokens, and from which the refresh tokens' MAC key is derived (required in production, at least 32 characters)",
-    str,
+  jwtPrivateKeys: entry(
+    "JWT_PRIVATE_KEYS",
+    "",
+    "Auth only: EC P-256 private keys (PEM, PKCS#8 or SEC1, concatenated; or the path of a file holding them) that sign access tokens (ES256): the first signs, all verify and are published at /.well-known/jwks.json, each with its thumbprint as kid (rotation: docs/operations.md); empty: outside production, a key made at the first start and kept in DATA_DIR/keys; required in production",
+    privateKeys,
   ),
-  jwtAlgorithm: entry("JWT_ALGORITHM", "HS256", "Pinned JWT algorithm", oneOf("HS256", "HS384", "HS512")),
+  refreshTokenSecrets: entry(
+    "REFRESH_TOKEN_SECRETS",
+    "",
+    "Auth only: comma list of secrets keying the refresh tokens' MAC (HKDF): the first makes new tokens, all verify; in production required, the first 32 random bytes as hex (≥ 64 digits) or base64/base64url (≥ 43 characters, ≥ 21 distinct among the first 43) with ≥ 20 distinct byte values among the first 32 (openssl rand -hex 32; passphrases are refused), none a value in the repository (docs/decisions/0133); a former JWT_SECRET listed after it keeps the refresh tokens issued before 2026-12 working; empty: outside production, one made at the first start and kept in DATA_DIR/keys",
+    list,
+  ),
+  jwtLegacySecrets: entry(
+    "JWT_LEGACY_SECRETS",
+    "",
+    "Auth only: comma list of former JWT_SECRET values, verifying (never signing) the HS256 access tokens issued before 2026-12 until they expire; remove it ACCESS_TOKEN_TTL + REFRESH_ACCESS_TOKEN_MAX_AGE after the upgrade (empty: HS256 tokens are refused)",
+    list,
+  ),
   jwtIssuer: entry(
     "JWT_ISSUER",
     "rounds-platform",
@@ -219,6 +309,12 @@ export const configSchema = {
     "30",
     "Seconds after a refresh in which the previous refresh token still works once (lost responses)",
     int(0, 3600),
+  ),
+  refreshAccessTokenMaxAgeSeconds: entry(
+    "REFRESH_ACCESS_TOKEN_MAX_AGE",
+    "2592000",
+    "Seconds an access token may have been expired and still be presented to POST /auth/refresh-token (401 beyond); at most REFRESH_TOKEN_TTL; read by the gateway and auth",
+    int(0),
   ),
   defaultCurrency: entry(
     "DEFAULT_CURRENCY",
@@ -242,14 +338,20 @@ export const configSchema = {
   uploadsMax: entry(
     "UPLOADS_MAX",
     "32",
-    "Store-event uploads one gateway process receives at once; more are answered 503 with Retry-After",
+    "Store-event uploads one gateway process receives at once; more wait (UPLOAD_SLOT_WAIT_MS), then 503 with Retry-After",
     int(1, 10_000),
   ),
   uploadsMaxPerCaller: entry(
     "UPLOADS_MAX_PER_CALLER",
     "4",
-    "Store-event uploads one user may send at once to one gateway process; more are answered 503 with Retry-After",
+    "Store-event uploads one user may send at once to one gateway process; more wait (UPLOAD_SLOT_WAIT_MS), then 503 with Retry-After",
     int(1, 10_000),
+  ),
+  uploadSlotWaitMs: entry(
+    "UPLOAD_SLOT_WAIT_MS",
+    "2000",
+    "How long a store-event upload beyond UPLOADS_MAX or UPLOADS_MAX_PER_CALLER waits for a slot (its body unread) before 503 with Retry-After; at most as many wait as UPLOADS_MAX; 0: refused at once",
+    int(0, 60_000),
   ),
   idempotencyKeyTtlSeconds: entry(
     "IDEMPOTENCY_KEY_TTL",
@@ -393,7 +495,7 @@ export const configSchema = {
   responseCacheMs: entry(
     "RESPONSE_CACHE_MS",
     "1000",
-    "Longest time the gateway serves a caller's own round read or friends/payments list again without asking the service (a join, a new friendship or payment drops it at once); a round's answer that is everyone's but its owner's, members' and favouriters' is kept up to CACHE_TTL instead (0: off)",
+    "Longest time the gateway serves a caller's own round read or friends/payments list again without asking the service (a join, a new friendship or payment drops it at once); a round's answer that is everyone's but its owner's, members', favouriters' (and, for a meeting, its store managers') is kept up to CACHE_TTL instead (0: off)",
     int(0, 60_000),
   ),
   responseCacheMb: entry(
@@ -404,15 +506,27 @@ export const configSchema = {
   ),
   rateLimits: entry(
     "RATE_LIMITS",
-    "",
-    "Requests per minute per caller, by action: e.g. rounds.join=60,*=1200 (empty: no limits)",
+    DEFAULT_RATE_LIMITS,
+    "Requests per minute per caller (user, API key, else client address), by action: e.g. rounds.join=60,*=1200; replaces the default list whole (none: no limits)",
     str,
   ),
-  trustProxy: entry(
-    "TRUST_PROXY",
-    "false",
-    "Take the client address from X-Forwarded-For (behind a proxy that sets it)",
-    bool,
+  addressRateLimit: entry(
+    "ADDRESS_RATE_LIMIT",
+    "60000",
+    "Requests per minute per client address, counted by each gateway before authentication (an IPv6 address by its /64; /health not counted; 0: off)",
+    int(0),
+  ),
+  authFailureLimit: entry(
+    "AUTH_FAILURE_LIMIT",
+    "600",
+    "Refused credentials per minute per client address, counted by each gateway, past which requests that would ask auth are answered 429 until the minute ends (0: off)",
+    int(0),
+  ),
+  trustedProxies: entry(
+    "TRUSTED_PROXIES",
+    "",
+    "Proxies whose X-Forwarded-For is believed, as IP addresses or CIDRs (e.g. 10.0.0.0/8): the client is the right-most address not among them (empty: X-Forwarded-For ignored)",
+    addressList,
   ),
   shutdownTimeoutMs: entry(
     "SHUTDOWN_TIMEOUT_MS",
@@ -468,10 +582,14 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     out[key] = e.parse(raw === undefined || raw === "" ? e.default : raw, e.env);
   }
   const config = out as Config;
-  if (config.nodeEnv === "production" && config.jwtSecret === configSchema.jwtSecret.default) {
-    throw new ConfigError("JWT_SECRET must be set in production");
+  // TRUST_PROXY=true trusted X-Forwarded-For from any peer; the new setting names the proxies.
+  if (env.TRUST_PROXY !== undefined && /^(1|true|yes|on)$/i.test(env.TRUST_PROXY)) {
+    throw new ConfigError(
+      "TRUST_PROXY is replaced by TRUSTED_PROXIES: list the addresses or CIDRs of the proxies that set X-Forwarded-For",
+    );
   }
-  if (config.jwtSecret.length < 32) throw new ConfigError("JWT_SECRET must have at least 32 characters");
+  checkTokenKeys(config, env);
+  checkCredentials(config);
   // A job is deleted only after what hangs off it (services/notifier/retention.ts).
   for (const [key, env] of [
     ["notifierBatchRetentionHours", "NOTIFIER_BATCH_RETENTION_HOURS"],
@@ -491,6 +609,110 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   }
   return Object.freeze({ ...config, dataDir: path.resolve(config.dataDir) });
 }
+
+/** Settings no longer read, and what replaced them. */
+export const RETIRED_SETTINGS: Readonly<Record<string, string>> = {
+  JWT_SECRET:
+    "JWT_SECRET is no longer read: JWT_PRIVATE_KEYS (auth only) signs access tokens and REFRESH_TOKEN_SECRETS keys refresh tokens; put the old value in REFRESH_TOKEN_SECRETS (after a new first secret) and JWT_LEGACY_SECRETS to keep the tokens issued with it working (docs/operations.md, Keys)",
+  JWT_ALGORITHM: "JWT_ALGORITHM is no longer read: access tokens are ES256 (JWT_PRIVATE_KEYS)",
+};
+
+/** What a process should print at start about retired settings it was given (outside production). */
+export function retiredSettingsIn(env: Record<string, string | undefined> = process.env): string[] {
+  return Object.entries(RETIRED_SETTINGS)
+    .filter(([name]) => env[name] !== undefined && env[name] !== "")
+    .map(([, message]) => message);
+}
+
+const AUTH_ONLY = ["JWT_PRIVATE_KEYS", "REFRESH_TOKEN_SECRETS", "JWT_LEGACY_SECRETS"] as const;
+
+/**
+ * The token keys and secrets (docs/decisions/0133): in any environment, secrets of 32 characters at
+ * least and a refresh bound within the refresh token's life; in production, keys and secrets present
+ * where auth runs and nowhere else, none published, the refresh secret strong, and no retired setting.
+ */
+function checkTokenKeys(config: Config, env: Record<string, string | undefined>): void {
+  checkSecretLengths("REFRESH_TOKEN_SECRETS", config.refreshTokenSecrets);
+  checkSecretLengths("JWT_LEGACY_SECRETS", config.jwtLegacySecrets);
+  if (config.refreshAccessTokenMaxAgeSeconds > config.refreshTokenTtlSeconds) {
+    throw new ConfigError(
+      `REFRESH_ACCESS_TOKEN_MAX_AGE must not exceed REFRESH_TOKEN_TTL (${config.refreshTokenTtlSeconds})`,
+    );
+  }
+  if (config.nodeEnv !== "production") return;
+  // Still set, it says the operator believes it signs, and it sits in every process's environment.
+  if (env.JWT_SECRET) throw new ConfigError(RETIRED_SETTINGS.JWT_SECRET);
+  if (!config.services.includes("auth")) {
+    const misplaced = AUTH_ONLY.find((name) => env[name]);
+    if (misplaced) {
+      throw new ConfigError(
+        `${misplaced} is set on a process that does not run auth (SERVICES=${config.services.join(",")}): give it to auth alone`,
+      );
+    }
+    return;
+  }
+  if (config.jwtPrivateKeys.length === 0) {
+    throw new ConfigError(
+      "JWT_PRIVATE_KEYS must be set in production where auth runs (openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256)",
+    );
+  }
+  if (config.refreshTokenSecrets.length === 0) {
+    throw new ConfigError(
+      "REFRESH_TOKEN_SECRETS must be set in production where auth runs (openssl rand -hex 32)",
+    );
+  }
+  checkProductionKeys("JWT_PRIVATE_KEYS", config.jwtPrivateKeys);
+  checkProductionSecrets("REFRESH_TOKEN_SECRETS", config.refreshTokenSecrets, { firstMustBeStrong: true });
+  checkProductionSecrets("JWT_LEGACY_SECRETS", config.jwtLegacySecrets, { firstMustBeStrong: false });
+}
+
+/** Whether an address carries a user or password (`scheme://user:pass@host`). */
+const hasUserInfo = (url: string): boolean => /^[a-z][a-z0-9+.-]*:\/\/[^/?#]*@/i.test(url.trim());
+
+/**
+ * Credentials live in their own settings (from Secrets), never in an address: addresses are plain
+ * configuration that may be logged or shown, and a refusal names the setting without echoing its value.
+ */
+function checkCredentials(config: Config): void {
+  const addresses: Array<[string, string, string]> = [
+    ["TRANSPORTER", config.transporter, "NATS_USER and NATS_PASSWORD"],
+    ["CACHER", config.cacher, "REDIS_USER and REDIS_PASSWORD"],
+    ["MONGO_URI", config.mongoUri, "MONGO_USER and MONGO_PASSWORD"],
+  ];
+  for (const [env, value, settings] of addresses) {
+    if (value.split(",").some(hasUserInfo)) {
+      throw new ConfigError(`${env} must not carry credentials: set ${settings} instead`);
+    }
+  }
+  if (config.transporter && !isNats(config)) {
+    throw new ConfigError("TRANSPORTER must be nats://host:port or tls://host:port (comma-separated)");
+  }
+  for (const [user, password, env] of [
+    [config.natsUser, config.natsPassword, "NATS"],
+    [config.redisUser, config.redisPassword, "REDIS"],
+    [config.mongoUser, config.mongoPassword, "MONGO"],
+  ] as const) {
+    if (password && !user) throw new ConfigError(`${env}_PASSWORD is set without ${env}_USER`);
+  }
+  if ((config.natsTlsCert === "") !== (config.natsTlsKey === "")) {
+    throw new ConfigError("NATS_TLS_CERT and NATS_TLS_KEY go together");
+  }
+  // NATS lets a service's user take calls only on subjects of its own nodes (shared/ops/nats-auth.ts).
+  const [only, ...more] = config.services;
+  if (
+    config.natsUser &&
+    only &&
+    more.length === 0 &&
+    config.nodeId &&
+    !config.nodeId.startsWith(`${only}.`)
+  ) {
+    throw new ConfigError(`NODE_ID must start with "${only}." (the service it runs, then a dot)`);
+  }
+}
+
+/** True when the transporter is NATS (`nats://`, or `tls://` for NATS over TLS). */
+export const isNats = (config: Pick<Config, "transporter">): boolean =>
+  config.transporter !== "" && config.transporter.split(",").every((u) => /^(nats|tls):\/\//i.test(u.trim()));
 
 /** True when this process runs without a transporter: everything in one broker. */
 export const isEmbedded = (config: Config): boolean => config.transporter === "";

@@ -1,16 +1,29 @@
 /** Contracts of the auth service: access-token verification and token sets. */
 import { Type, type Static } from "@sinclair/typebox";
+import type { PublicJwk } from "../auth/jwk";
 import type { Caller } from "./common";
 import { Id } from "./common";
 
 export const VerifyTokenParams = Type.Object({
   token: Type.String({ minLength: 1, maxLength: 8192 }),
-  /** POST /auth/refresh-token accepts an expired access token (refreshing is what a client does then). */
+  /**
+   * POST /auth/refresh-token accepts an expired access token (refreshing is what a client does then),
+   * expired up to REFRESH_ACCESS_TOKEN_MAX_AGE ago.
+   */
   ignore_expiration: Type.Optional(Type.Boolean()),
 });
 export type VerifyTokenParams = Static<typeof VerifyTokenParams>;
 /** The caller, and when the token expires (epoch seconds): the gateway remembers it no longer. */
 export type VerifyTokenResult = Caller & { exp: number };
+
+/**
+ * `auth.jwks`: the public keys of access tokens (the JWKS of /.well-known/jwks.json), and whether auth
+ * verifies HS256 tokens issued before ES256 (JWT_LEGACY_SECRETS), which the gateway then forwards to it.
+ */
+export interface JwksResult {
+  keys: PublicJwk[];
+  legacy_tokens: boolean;
+}
 
 export const IssueTokensParams = Type.Object({
   user_id: Id,

@@ -7,6 +7,7 @@ import type {
   CreateApiKeyParams,
   CreateApiKeyResult,
   IssueTokensParams,
+  JwksResult,
   RefreshParams,
   RevokeApiKeyParams,
   TokenSet,
@@ -60,6 +61,7 @@ import type {
 export interface ActionContracts {
   "auth.verifyAccessToken": [VerifyTokenParams, VerifyTokenResult];
   "auth.issueTokens": [IssueTokensParams, TokenSet];
+  "auth.jwks": [Record<string, never>, JwksResult];
   "auth.verifyApiKey": [VerifyApiKeyParams, VerifyApiKeyResult];
   "auth.refresh": [RefreshParams, TokenSet];
   "auth.createApiKey": [CreateApiKeyParams, CreateApiKeyResult];

@@ -13,6 +13,17 @@ export const StoreInfo = Type.Object({
 });
 export type StoreInfo = Static<typeof StoreInfo>;
 
+/**
+ * An item's store as the rounds service embeds it: with its managers, who see an event round's meeting
+ * link and password (docs/decisions/0139). Optional: an item cached by a stores process of before names
+ * none.
+ */
+export const ItemStoreInfo = Type.Composite([
+  StoreInfo,
+  Type.Object({ manager_ids: Type.Optional(Type.Array(Id)) }),
+]);
+export type ItemStoreInfo = Static<typeof ItemStoreInfo>;
+
 /** An item with its store, as the rounds service embeds it (computed fields are added on the way out). */
 export const ItemInfo = Type.Object({
   id: Type.String(),
@@ -32,7 +43,7 @@ export const ItemInfo = Type.Object({
   category: Nullable(ProductCategory),
   location: Nullable(ItemLocation),
   attribute_values: Type.Array(GroupedAttributeValue),
-  store: StoreInfo,
+  store: ItemStoreInfo,
 });
 export type ItemInfo = Static<typeof ItemInfo>;
 

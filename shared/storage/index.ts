@@ -28,7 +28,7 @@ export async function openStore(config: Config, watch?: StoreWatch): Promise<Sto
   };
   if (config.mongoUri) {
     const { MongoStore } = await import("./mongo");
-    return MongoStore.connect(config.mongoUri, options);
+    return MongoStore.connect(config.mongoUri, { ...options, auth: config });
   }
   return new NedbStore(
     config.storeInMemory ? null : dbDir(config),

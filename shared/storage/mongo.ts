@@ -92,8 +92,18 @@ const UNAUTHORIZED = 13;
 const WRITE_CONCERN_CODES = new Set([64, 79, 100]);
 
 /** The driver's options: with STORE_FSYNC, every write is acknowledged only once it is in the journal. */
-export function connectionOptions(fsync: boolean): mongoose.ConnectOptions {
-  return { serverSelectionTimeoutMS: 10_000, ...(fsync ? { writeConcern: { journal: true } } : {}) };
+/** MONGO_USER and MONGO_PASSWORD: kept out of MONGO_URI, which may be logged (shared/config). */
+export interface MongoCredentials {
+  mongoUser: string;
+  mongoPassword: string;
+}
+
+export function connectionOptions(fsync: boolean, auth?: MongoCredentials): mongoose.ConnectOptions {
+  return {
+    serverSelectionTimeoutMS: 10_000,
+    ...(fsync ? { writeConcern: { journal: true } } : {}),
+    ...(auth?.mongoUser ? { auth: { username: auth.mongoUser, password: auth.mongoPassword } } : {}),
+  };
 }
 
 class MongoCollection<T extends Doc> implements Collection<T> {
@@ -226,16 +236,22 @@ export class MongoStore implements Store {
    */
   static async connect(
     uri: string,
-    options: { fsync?: boolean; watch?: StoreWatch } = {},
+    options: { fsync?: boolean; watch?: StoreWatch; auth?: MongoCredentials } = {},
   ): Promise<MongoStore> {
     const fsync = options.fsync ?? loadSetting("storeFsync");
-    const conn = await mongoose.createConnection(uri, connectionOptions(fsync)).asPromise();
+    const conn = await mongoose.createConnection(uri, connectionOptions(fsync, options.auth)).asPromise();
     return new MongoStore(conn, options.watch ?? quietWatch);
   }
 
   collection<T extends Doc>(name: string): Collection<T> {
     if (!this.conn.db) throw new Error("MongoDB connection is not open");
     return new MongoCollection<T>(this.conn.db.collection(name), this.watch);
+  }
+
+  /** A GridFS bucket on this connection (the stores' pictures: services/stores/gridfs-blob-store.ts). */
+  gridFsBucket(bucketName: string): mongoose.mongo.GridFSBucket {
+    if (!this.conn.db) throw new Error("MongoDB connection is not open");
+    return new mongoose.mongo.GridFSBucket(this.conn.db, { bucketName });
   }
 
   async ping(): Promise<void> {

@@ -1,4 +1,6 @@
-import jwt from "jsonwebtoken";
+import { signingKeysOf } from "../../shared/auth/jwk";
+import { newSigningKeyPem } from "../support/token-keys";
+import { signAccessToken, signingKeyOf } from "../support/tokens";
 import { call } from "../../shared/contracts";
 import { NATS_RECONNECTED_EVENT } from "../../shared/runtime/liveness";
 import { api, newUser, startSystem, topology, type System } from "../support/system";
@@ -35,14 +37,12 @@ describe("bearer authentication (spec §5, §7)", () => {
 
   it("when the token is expired, then 401 Token invalid: jwt expired", async () => {
     const past = Math.floor(Date.now() / 1000) - 3600;
-    const token = jwt.sign(
-      { sub: sys.manifest.users.alice.id, jti: "t1", iat: past - 60, exp: past },
-      sys.config.jwtSecret,
-      {
-        algorithm: "HS256",
-        issuer: sys.config.jwtIssuer,
-      },
-    );
+    const token = signAccessToken(sys, {
+      sub: sys.manifest.users.alice.id,
+      jti: "t1",
+      iat: past - 60,
+      exp: past,
+    });
     const res = await api(sys, "GET", roundPath(), { token });
     expect(res.status).toBe(401);
     expect(res.body).toEqual({ detail: "Token invalid: jwt expired" });
@@ -50,14 +50,12 @@ describe("bearer authentication (spec §5, §7)", () => {
   });
 
   it("when the signature does not match, then 401 Token invalid: invalid signature", async () => {
-    const token = jwt.sign(
+    // Signed with another key under the kid of the system's own.
+    const [other] = signingKeysOf(newSigningKeyPem(), "JWT_PRIVATE_KEYS");
+    const token = signAccessToken(
+      sys,
       { sub: sys.manifest.users.alice.id, jti: "t2" },
-      "another-secret-of-at-least-32-characters!!",
-      {
-        algorithm: "HS256",
-        issuer: sys.config.jwtIssuer,
-        expiresIn: 600,
-      },
+      { key: other.privateKey, kid: signingKeyOf(sys).kid },
     );
     const res = await api(sys, "GET", roundPath(), { token });
     expect(res.status).toBe(401);
@@ -71,11 +69,11 @@ describe("bearer authentication (spec §5, §7)", () => {
   });
 
   it("when the token uses another algorithm than the pinned one, then 401 Token invalid", async () => {
-    const token = jwt.sign({ sub: sys.manifest.users.alice.id, jti: "t3" }, sys.config.jwtSecret, {
-      algorithm: "HS512",
-      issuer: sys.config.jwtIssuer,
-      expiresIn: 600,
-    });
+    const token = signAccessToken(
+      sys,
+      { sub: sys.manifest.users.alice.id, jti: "t3" },
+      { key: "a-secret-some-deployment-once-had-0123456789", algorithm: "HS512" },
+    );
     const res = await api(sys, "GET", roundPath(), { token });
     expect(res.status).toBe(401);
     expect(res.body).toEqual({ detail: "Token invalid: invalid algorithm" });

@@ -169,6 +169,44 @@ describe("ctl seed and token", () => {
   });
 });
 
+describe("ctl and start on one DATA_DIR", () => {
+  let child: ChildProcess | undefined;
+  afterEach(() => {
+    if (child && child.exitCode === null) child.kill("SIGKILL");
+  });
+
+  it("when ctl prints a token and start then runs on the same DATA_DIR, then the server accepts it: both use the key made at the first start (DATA_DIR/keys, mode 0600)", async () => {
+    const dataDir = tmp();
+    const manifest = JSON.parse(ctl(dataDir, "seed").stdout);
+    const set = JSON.parse(ctl(dataDir, "token", manifest.users.bob.id).stdout);
+    const keyFile = path.join(dataDir, "keys", "access-token-key.pem");
+    expect(fs.statSync(keyFile).mode & 0o777).toBe(0o600);
+    expect(fs.statSync(path.join(dataDir, "keys", "refresh-token-secret")).mode & 0o777).toBe(0o600);
+    const key = fs.readFileSync(keyFile, "utf8");
+
+    child = spawn(process.execPath, [bin("start")], { cwd: root, env: env(dataDir, { PORT: "0" }) });
+    let out = "";
+    child.stdout!.on("data", (d) => (out += d));
+    const deadline = Date.now() + 30_000;
+    while (!/API: /.test(out) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    const url = /API:\s+(\S+)/.exec(out)?.[1];
+    const res = await contractFetch(`${url}/users/friends`, {
+      headers: { authorization: `Bearer ${set.access_token}` },
+    });
+    expect(res.status).toBe(200);
+    const refreshed = await contractFetch(`${url}/auth/refresh-token`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${set.access_token}`, "content-type": "application/json" },
+      body: JSON.stringify({ refresh_token: set.refresh_token }),
+    });
+    expect(refreshed.status).toBe(200);
+    // The key was reused, not made again.
+    expect(fs.readFileSync(keyFile, "utf8")).toBe(key);
+    child.kill("SIGTERM");
+    await new Promise((r) => child!.once("exit", r));
+  }, 90_000);
+});
+
 describe("start on an empty DATA_DIR", () => {
   let child: ChildProcess | undefined;
   afterEach(() => {

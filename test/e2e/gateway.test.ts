@@ -19,7 +19,7 @@ describe("gateway routing", () => {
     const res = await api(sys, "DELETE", `/rounds/${sys.manifest.rounds.open}`);
     expect(res.status).toBe(405);
     expect(res.body).toEqual({ detail: "Method Not Allowed" });
-    expect(res.headers.get("allow")).toBe("GET");
+    expect(res.headers.get("allow")).toBe("GET, HEAD");
   });
 
   it("when GET is sent to the join path, then 405 with Allow: POST", async () => {
@@ -35,7 +35,7 @@ describe("gateway routing", () => {
     const read = await api(sys, "OPTIONS", round, { token: user.access_token });
     expect(read.status).toBe(405);
     expect(read.body).toEqual({ detail: "Method Not Allowed" });
-    expect(read.headers.get("allow")).toBe("GET");
+    expect(read.headers.get("allow")).toBe("GET, HEAD");
     const preflight = await api(sys, "OPTIONS", `${round}/join`, {
       token: user.access_token,
       headers: { origin: "https://example.com", "access-control-request-method": "POST" },
@@ -46,6 +46,33 @@ describe("gateway routing", () => {
     const after = await api(sys, "GET", round, { token: user.access_token });
     expect(after.body.members_count).toBe(before.body.members_count);
     expect((await api(sys, "OPTIONS", "/nope")).status).toBe(404);
+  });
+
+  it("when HEAD is sent wherever GET works, then the same status and headers as the GET, and no body", async () => {
+    const token = sys.manifest.users.alice.access_token;
+    const auth = { authorization: `Bearer ${token}` };
+    const paths: [string, Record<string, string>][] = [
+      [`/rounds/${sys.manifest.rounds.open}`, auth],
+      ["/users/friends", auth],
+      ["/rounds/00000000-0000-4000-8000-000000000000", auth],
+      [`/rounds/${sys.manifest.rounds.open}`, {}],
+      ["/health", {}],
+      ["/openapi.json", {}],
+      ["/.well-known/jwks.json", {}],
+      ["/media/missing.png", {}], // a picture found: test/e2e/store-events.test.ts
+    ];
+    const compared = ["content-type", "content-length", "cache-control", "x-content-type-options", "etag"];
+    for (const [path, headers] of paths) {
+      const get = await fetch(`${sys.baseUrl}${path}`, { headers });
+      await get.arrayBuffer();
+      const head = await fetch(`${sys.baseUrl}${path}`, { method: "HEAD", headers });
+      const pick = (res: Response) => [res.status, ...compared.map((h) => res.headers.get(h))];
+      expect({ path, head: pick(head) }).toEqual({ path, head: pick(get) });
+      expect((await head.arrayBuffer()).byteLength).toBe(0);
+    }
+    expect((await fetch(`${sys.baseUrl}/nope`, { method: "HEAD" })).status).toBe(404);
+    const join = await fetch(`${sys.baseUrl}/rounds/${sys.manifest.rounds.open}/join`, { method: "HEAD" });
+    expect([join.status, join.headers.get("allow")]).toEqual([405, "POST"]);
   });
 
   it("when X-Request-ID is sane, then it is the request's id; when too long or with spaces, then one is made", async () => {

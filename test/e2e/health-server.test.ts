@@ -8,7 +8,7 @@ describe("HEALTH_PORT probes of a process without the gateway", () => {
   it("when the users service runs alone, then /health and /health/ready answer 200 for it", async () => {
     const broker = createBroker(loadConfig(testEnv()), ["users"]);
     await broker.start();
-    const server = startHealthServer(broker, 0, ["users"]);
+    const server = startHealthServer(broker, 0, ["users"], "127.0.0.1");
     await new Promise((r) => server.once("listening", r));
     const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     try {
@@ -31,7 +31,7 @@ describe("HEALTH_PORT probes of a process without the gateway", () => {
   it("when a named service is not started in the process, then /health/ready is 503 and says so", async () => {
     const broker = createBroker(loadConfig(testEnv()), ["settings"]);
     await broker.start();
-    const server = startHealthServer(broker, 0, ["settings", "stores"]);
+    const server = startHealthServer(broker, 0, ["settings", "stores"], "127.0.0.1");
     await new Promise((r) => server.once("listening", r));
     try {
       const res = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/health/ready`);

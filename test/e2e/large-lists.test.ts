@@ -155,6 +155,9 @@ describe("a friends list larger than a packet", () => {
     expect(res.status).toBe(200);
     expect(res.headers.get("content-type")).toMatch(/^application\/json/);
     expect(Buffer.byteLength(res.text)).toBeGreaterThan(1024 * 1024);
+    // A streamed answer carries the route's headers as any other (decision 0136).
+    expect(res.headers.get("cache-control")).toBe("no-store");
+    expect(res.headers.get("x-content-type-options")).toBe("nosniff");
     expect(res.body.map((f: { id: string }) => f.id).sort()).toEqual(friends.sort());
     expect(res.body[0]).toEqual(expect.objectContaining({ first_name: "F0000", avatar_url: avatar }));
   }, 120_000);

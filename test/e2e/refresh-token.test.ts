@@ -1,4 +1,6 @@
-import jwt from "jsonwebtoken";
+import { signingKeysOf } from "../../shared/auth/jwk";
+import { newSigningKeyPem } from "../support/token-keys";
+import { signAccessToken, signingKeyOf } from "../support/tokens";
 import { TokenSet } from "../../shared/contracts/auth";
 import { check } from "../../shared/validation";
 import { call } from "../../shared/contracts";
@@ -36,10 +38,7 @@ describe("POST /auth/refresh-token", () => {
   it("when the access token has expired but its signature is valid, then the refresh still works", async () => {
     const user = await newUser(sys.broker);
     const past = Math.floor(Date.now() / 1000) - 7200;
-    const expired = jwt.sign({ sub: user.id, jti: "old", iat: past, exp: past + 900 }, sys.config.jwtSecret, {
-      algorithm: "HS256",
-      issuer: sys.config.jwtIssuer,
-    });
+    const expired = signAccessToken(sys, { sub: user.id, jti: "old", iat: past, exp: past + 900 });
     expect((await api(sys, "GET", `/rounds/${sys.manifest.rounds.open}`, { token: expired })).status).toBe(
       401,
     );
@@ -55,10 +54,12 @@ describe("POST /auth/refresh-token", () => {
 
   it("when the access token's signature is bad, then 401 Token invalid", async () => {
     const user = await newUser(sys.broker);
-    const forged = jwt.sign({ sub: user.id, jti: "x" }, "some-other-secret-that-is-long-enough!!", {
-      algorithm: "HS256",
-      issuer: sys.config.jwtIssuer,
-    });
+    const [other] = signingKeysOf(newSigningKeyPem(), "JWT_PRIVATE_KEYS");
+    const forged = signAccessToken(
+      sys,
+      { sub: user.id, jti: "x" },
+      { key: other.privateKey, kid: signingKeyOf(sys).kid },
+    );
     const res = await refresh(forged, { refresh_token: user.refresh_token });
     expect(res.status).toBe(401);
     expect(res.body).toEqual({ detail: "Token invalid: invalid signature" });

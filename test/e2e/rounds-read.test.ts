@@ -3,6 +3,7 @@ import { check } from "../../shared/validation";
 import { SPEC_ROUND_KEYS } from "../support/spec-keys";
 import { call } from "../../shared/contracts";
 import { api, newUser, startSystem, type System } from "../support/system";
+import { MEETING, meetingAsSeenBy, meetingRound } from "../support/event-rounds";
 
 let sys: System;
 beforeAll(async () => {
@@ -232,5 +233,40 @@ describe("a member removed after the round was read", () => {
     const after = await get(sys.manifest.rounds.free, alice);
     expect(after.status).toBe(200);
     expect(listed(after)).toBe(false);
+  });
+});
+
+describe("GET /rounds/{round_id}: an event round's meeting link and password (decision 0139)", () => {
+  const HIDDEN = { meeting_link: null, meeting_password: null };
+  const join = (roundId: string, token: string) =>
+    api(sys, "POST", `/rounds/${roundId}/join`, { token, json: { attributes: [] } });
+
+  it("when an outsider reads first, then the answer kept for everyone carries null and owner and manager still see them", async () => {
+    const { roundId, owner, manager } = await meetingRound(sys);
+    expect(await meetingAsSeenBy(sys, roundId, await newUser(sys.broker, "out"))).toEqual(HIDDEN);
+    expect(await meetingAsSeenBy(sys, roundId, owner)).toEqual(MEETING);
+    expect(await meetingAsSeenBy(sys, roundId, manager)).toEqual(MEETING);
+    expect(await meetingAsSeenBy(sys, roundId, await newUser(sys.broker, "out"))).toEqual(HIDDEN);
+  });
+
+  it("when an outsider joins after outsiders read, then the join answers them and their reads show them; other outsiders still get null", async () => {
+    const { roundId } = await meetingRound(sys);
+    const joiner = await newUser(sys.broker, "joiner");
+    expect(await meetingAsSeenBy(sys, roundId, joiner)).toEqual(HIDDEN);
+    expect(await meetingAsSeenBy(sys, roundId, await newUser(sys.broker, "out"))).toEqual(HIDDEN);
+    const joined = await join(roundId, joiner.access_token);
+    expect(joined.status).toBe(200);
+    expect(joined.body.item).toMatchObject(MEETING);
+    expect(await meetingAsSeenBy(sys, roundId, joiner)).toEqual(MEETING);
+    expect(await meetingAsSeenBy(sys, roundId, await newUser(sys.broker, "out"))).toEqual(HIDDEN);
+  });
+
+  it("when a member reads first, then an outsider reading after gets null", async () => {
+    const { roundId } = await meetingRound(sys);
+    const member = await newUser(sys.broker, "member");
+    expect((await join(roundId, member.access_token)).status).toBe(200);
+    expect(await meetingAsSeenBy(sys, roundId, member)).toEqual(MEETING);
+    expect(await meetingAsSeenBy(sys, roundId, await newUser(sys.broker, "out"))).toEqual(HIDDEN);
+    expect(await meetingAsSeenBy(sys, roundId, member)).toEqual(MEETING);
   });
 });

@@ -5,7 +5,7 @@ import { StoreEvent } from "../../shared/contracts/stores";
 import { Round } from "../../shared/contracts/round";
 import { check } from "../../shared/validation";
 import { api, newUser, startSystem, type System } from "../support/system";
-import { eventFields, eventForm, jpegBytes, pngBytes, postRawUpload } from "../support/upload";
+import { eventFields, eventForm, heldUpload, jpegBytes, pngBytes, postRawUpload } from "../support/upload";
 
 let sys: System;
 beforeAll(async () => {
@@ -58,6 +58,14 @@ describe("POST /stores/{store_id}/events", () => {
     const pic = await contractFetch(`${sys.baseUrl}${body.cover_picture_url}`);
     expect(pic.status).toBe(200);
     expect(pic.headers.get("content-type")).toBe("image/png");
+    // HEAD: the same status and headers, no body.
+    const head = await fetch(`${sys.baseUrl}${body.cover_picture_url}`, { method: "HEAD" });
+    const compared = ["content-type", "content-length", "cache-control", "x-content-type-options"];
+    expect([head.status, ...compared.map((h) => head.headers.get(h))]).toEqual([
+      200,
+      ...compared.map((h) => pic.headers.get(h)),
+    ]);
+    expect((await head.arrayBuffer()).byteLength).toBe(0);
     expect(Buffer.from(await pic.arrayBuffer()).equals(picture)).toBe(true);
   });
 
@@ -298,6 +306,52 @@ describe("POST /stores/{store_id}/events", () => {
     for (let i = 0; i < 20; i++) {
       const pic = await contractFetch(`${sys.baseUrl}${bodies[i].cover_picture_url}`);
       expect(Buffer.from(await pic.arrayBuffer()).equals(pictures[i])).toBe(true);
+    }
+  });
+});
+
+describe("an honest burst of uploads", () => {
+  it("when one manager sends ten small uploads at once (more than UPLOADS_MAX_PER_CALLER), then the ones beyond wait for a slot and all ten succeed", async () => {
+    expect(sys.config.uploadsMaxPerCaller).toBeLessThan(10);
+    const pictures = Array.from({ length: 10 }, (_, i) => pngBytes(5_000 + i));
+    const results = await Promise.all(
+      pictures.map((p) => post(eventForm(eventFields({ name: `Burst ${p.length}` }), p))),
+    );
+    const bodies: any[] = await Promise.all(results.map((r) => r.json()));
+    expect(results.map((r) => r.status)).toEqual(Array(10).fill(200));
+    expect(new Set(bodies.map((b) => b.id)).size).toBe(10);
+  });
+
+  it("when UPLOAD_SLOT_WAIT_MS passes without a slot, then 503 with Retry-After, and the upload can be sent again", async () => {
+    const held = await startSystem({ env: { UPLOADS_MAX_PER_CALLER: "1", UPLOAD_SLOT_WAIT_MS: "300" } });
+    try {
+      const token = held.manifest.users.alice.access_token;
+      const url = `${held.baseUrl}/stores/${held.manifest.stores.alice_store}/events`;
+      // The first upload holds alice's one slot while the rest of its body is held back.
+      const slow = heldUpload(url, token, eventFields(), pngBytes(40_000));
+      const slots = (held.broker.getLocalService("gateway") as unknown as { uploads: { size: number } })
+        .uploads;
+      while (slots.size === 0) await new Promise((r) => setTimeout(r, 20));
+      const started = Date.now();
+      const second = await fetch(url, {
+        method: "POST",
+        body: eventForm(eventFields(), pngBytes(4_000)),
+        headers: { authorization: `Bearer ${token}` },
+      });
+      expect(second.status).toBe(503);
+      expect(second.headers.get("retry-after")).toMatch(/^\d+$/);
+      expect(await second.json()).toEqual({ detail: expect.stringMatching(/for this user \(at most 1\)/) });
+      expect(Date.now() - started).toBeGreaterThanOrEqual(250);
+      slow.finish();
+      expect((await slow.response).status).toBe(200);
+      const again = await fetch(url, {
+        method: "POST",
+        body: eventForm(eventFields(), pngBytes(4_000)),
+        headers: { authorization: `Bearer ${token}` },
+      });
+      expect(again.status).toBe(200);
+    } finally {
+      await held.stop();
     }
   });
 });

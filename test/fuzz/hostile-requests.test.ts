@@ -11,7 +11,14 @@ import { ErrorBody, ValidationErrorBody } from "../../shared/contracts/http";
 import { check } from "../../shared/validation";
 import { templatePattern } from "../support/contract";
 import { startSystem, topology, type System } from "../support/system";
-import { hostileRequest, operationsOf, render, type Operation, type RequestPlan } from "./hostile";
+import {
+  freeFormObjectsOf,
+  hostileRequest,
+  operationsOf,
+  render,
+  type Operation,
+  type RequestPlan,
+} from "./hostile";
 import { ResetWhileSendingError, sendRaw, type RawResponse } from "./raw-http";
 import { fuzzSettings } from "./settings";
 
@@ -20,6 +27,7 @@ const ANSWER_TIMEOUT_MS = 10_000;
 let sys: System;
 let port: number;
 let operations: Operation[] = [];
+let freeForm: ReturnType<typeof freeFormObjectsOf> = [];
 const prototypeKeys = () => ({
   object: Reflect.ownKeys(Object.prototype).map(String).sort(),
   array: Reflect.ownKeys(Array.prototype).map(String).sort(),
@@ -35,6 +43,7 @@ beforeAll(async () => {
   port = Number(new URL(sys.baseUrl).port);
   const doc = (await (await fetch(`${sys.baseUrl}/openapi.json`)).json()) as Record<string, unknown>;
   operations = operationsOf(doc);
+  freeForm = freeFormObjectsOf(doc);
 }, 120_000);
 
 afterAll(async () => {
@@ -131,6 +140,11 @@ const operationIds = () => operations.map((o) => `${o.method} ${o.path}`);
 describe(`hostile requests (${topology})`, () => {
   it("covers every operation of the OpenAPI document", () => {
     expect(operationIds().length).toBeGreaterThanOrEqual(10);
+  });
+
+  it("finds the free-form objects of the document, which the generators name with . $ __proto__ …", () => {
+    // test/unit/fuzz-generators.test.ts checks the names the generators give them.
+    expect(freeForm.map((x) => x.operation)).toContain("POST /notifications/send-multicast");
   });
 
   it(`every operation survives ${fuzzSettings.runs} hostile requests (seed ${fuzzSettings.seed})`, async () => {

@@ -473,6 +473,204 @@ function jsonBody(o: Operation): fc.Arbitrary<BodyPlan> {
   );
 }
 
+// ---------------------------------------------------------------- free-form objects
+
+/**
+ * Names a document store, a query language or a JavaScript object treats specially: MongoDB's and
+ * NeDB's field-name rules (`.` anywhere, a leading `$`), operators, and what assignment into a plain
+ * object turns into a prototype change or a shadowed method. Every free-form object of the API document
+ * gets them as its names (docs/decisions/0138-free-form-key-names.md).
+ */
+export const HOSTILE_NAMES = [
+  "a.b",
+  ".",
+  "..",
+  ".a",
+  "a.",
+  "$",
+  "$x",
+  "$set",
+  "$where",
+  "x$y",
+  "__proto__",
+  "constructor",
+  "prototype",
+  "hasOwnProperty",
+  "toString",
+  "valueOf",
+  "__defineGetter__",
+  "_id",
+  "",
+  " ",
+  "\u0000",
+  "a\u0000b",
+  "💥",
+] as const;
+
+type Segment = string | number;
+
+/**
+ * Where a schema holds free-form objects: an object with `additionalProperties` or `patternProperties`
+ * (names the client chooses) or without fixed properties, or a schema that allows any value (`{}`), as
+ * paths from the schema's root (a list's items as index 0). Alternatives (`anyOf`, `oneOf`) are searched.
+ */
+export function freeFormPaths(schema: Json | undefined, at: Segment[] = []): Segment[][] {
+  if (!schema || typeof schema !== "object") return [];
+  const found: Segment[][] = [];
+  for (const alternative of [...(schema.anyOf ?? []), ...(schema.oneOf ?? [])] as Json[])
+    found.push(...freeFormPaths(alternative, at));
+  const typed = schema.type !== undefined || schema.anyOf || schema.oneOf || schema.enum || schema.const;
+  const freeObject =
+    schema.type === "object" &&
+    (schema.patternProperties !== undefined ||
+      (schema.additionalProperties !== undefined && schema.additionalProperties !== false) ||
+      schema.properties === undefined);
+  if (!typed || freeObject) found.push(at);
+  for (const [name, property] of Object.entries((schema.properties ?? {}) as Json))
+    found.push(...freeFormPaths(property as Json, [...at, name]));
+  if (schema.items) found.push(...freeFormPaths(schema.items as Json, [...at, 0]));
+  return found.filter((p, i) => found.findIndex((q) => JSON.stringify(q) === JSON.stringify(p)) === i);
+}
+
+/** Every free-form object of a request body, for each operation of the document that has one. */
+export function freeFormObjectsOf(doc: Json): { operation: string; paths: Segment[][] }[] {
+  return operationsOf(doc)
+    .map((o) => ({ operation: `${o.method} ${o.path}`, paths: freeFormPaths(jsonSchemaOf(o)) }))
+    .filter((x) => x.paths.length > 0);
+}
+
+const jsonSchemaOf = (o: Operation): Json | undefined =>
+  o.op.requestBody?.content?.["application/json"]?.schema as Json | undefined;
+
+/** An object given as its entries, so that a name such as `__proto__` is written out as an entry. */
+class Entries {
+  constructor(readonly entries: [string, unknown][]) {}
+}
+
+/** JSON text of a value whose objects may be Entries (never assigned into a plain object). */
+function textOf(v: unknown): string {
+  if (v instanceof Entries)
+    return `{${v.entries.map(([k, x]) => `${JSON.stringify(k)}:${textOf(x)}`).join(",")}}`;
+  if (Array.isArray(v)) return `[${v.map(textOf).join(",")}]`;
+  if (v !== null && typeof v === "object")
+    return `{${Object.entries(v)
+      .map(([k, x]) => `${JSON.stringify(k)}:${textOf(x)}`)
+      .join(",")}}`;
+  return JSON.stringify(v) ?? "null";
+}
+
+/** The smallest value a schema accepts (its required parts only), so the rest of a request is sane. */
+export function saneValue(schema: Json | undefined): unknown {
+  if (!schema || typeof schema !== "object") return null;
+  const alternatives = (schema.anyOf ?? schema.oneOf) as Json[] | undefined;
+  if (alternatives) return saneValue(alternatives.find((a) => a.type !== "null") ?? alternatives[0]);
+  if (schema.const !== undefined) return schema.const;
+  if (schema.enum) return (schema.enum as unknown[])[0];
+  switch (schema.type) {
+    case "string":
+      return typeof schema.pattern === "string" && schema.pattern.startsWith("^https?")
+        ? "https://example.com/p.png"
+        : "x".repeat(Math.max(1, Number(schema.minLength ?? 1)));
+    case "integer":
+    case "number":
+      return Number(schema.minimum ?? 1);
+    case "boolean":
+      return true;
+    case "null":
+      return null;
+    case "array":
+      return Array.from({ length: Number(schema.minItems ?? 0) }, (_, i) => {
+        const item = saneValue(schema.items as Json);
+        return typeof item === "string" && schema.uniqueItems ? `${item}${i}` : item;
+      });
+    case "object": {
+      const out: Record<string, unknown> = {};
+      const required = new Set((schema.required ?? []) as string[]);
+      for (const [name, property] of Object.entries((schema.properties ?? {}) as Json))
+        if (required.has(name)) out[name] = saneValue(property as Json);
+      return out;
+    }
+    default:
+      return "x";
+  }
+}
+
+/** The schema at `path` within `schema` (the first alternative that has it). */
+function schemaAt(schema: Json | undefined, path: Segment[]): Json | undefined {
+  if (!schema || path.length === 0) return schema;
+  for (const alternative of [...(schema.anyOf ?? []), ...(schema.oneOf ?? [])] as Json[]) {
+    const found = schemaAt(alternative, path);
+    if (found) return found;
+  }
+  const [head, ...rest] = path;
+  if (typeof head === "number") return schema.items ? schemaAt(schema.items as Json, rest) : undefined;
+  const property = (schema.properties as Json | undefined)?.[head] as Json | undefined;
+  return property ? schemaAt(property, rest) : undefined;
+}
+
+/** A value an entry of a free-form object accepts (mostly), or one that no schema of it takes. */
+function freeFormValue(schema: Json | undefined): fc.Arbitrary<unknown> {
+  const entrySchema =
+    (Object.values((schema?.patternProperties ?? {}) as Json)[0] as Json | undefined) ??
+    (typeof schema?.additionalProperties === "object" ? (schema.additionalProperties as Json) : undefined);
+  return fc.oneof(
+    { weight: 4, arbitrary: fc.constant(entrySchema ? saneValue(entrySchema) : "v") },
+    { weight: 2, arbitrary: fc.constantFrom<unknown>("v", 1, true, "") },
+    {
+      weight: 1,
+      arbitrary: fc.constantFrom<unknown>(
+        new Entries([["polluted", "yes"]]),
+        new Entries([["prototype", new Entries([["polluted", "yes"]])]]),
+        [1],
+        null,
+      ),
+    },
+  );
+}
+
+/** A free-form object named with HOSTILE_NAMES (and sometimes a sane name beside them). */
+function hostileObject(schema: Json | undefined): fc.Arbitrary<Entries> {
+  const name = fc.oneof(
+    { weight: 6, arbitrary: fc.constantFrom<string>(...HOSTILE_NAMES) },
+    { weight: 1, arbitrary: fc.constantFrom("promo", "screen") },
+  );
+  return fc
+    .uniqueArray(fc.tuple(name, freeFormValue(schema)), { minLength: 1, maxLength: 6, selector: ([n]) => n })
+    .map((entries) => new Entries(entries));
+}
+
+/** `root` with `value` put at `path` (lists and objects along the way made as needed). */
+function placed(root: unknown, path: Segment[], value: unknown): unknown {
+  if (path.length === 0) return value;
+  const [head, ...rest] = path;
+  if (typeof head === "number") {
+    const list = Array.isArray(root) ? [...root] : [];
+    list[head] = placed(list[head], rest, value);
+    return list;
+  }
+  const object = root !== null && typeof root === "object" && !Array.isArray(root) ? root : {};
+  return { ...(object as Record<string, unknown>), [head]: placed((object as Json)[head], rest, value) };
+}
+
+/**
+ * A body that is sane but for the free-form objects of the operation's schema (one of them, or all),
+ * each named with HOSTILE_NAMES: so those names reach the service, its store and its push transport.
+ */
+export function freeFormBody(o: Operation): fc.Arbitrary<BodyPlan> {
+  const schema = jsonSchemaOf(o);
+  const paths = freeFormPaths(schema);
+  if (paths.length === 0) return saneBody(o);
+  const chosen = fc.oneof(fc.constantFrom(...paths.map((p) => [p])), fc.constant(paths));
+  return chosen.chain((targets) =>
+    fc.tuple(...targets.map((p) => hostileObject(schemaAt(schema, p)))).map((objects) => {
+      let body: unknown = saneValue(schema);
+      targets.forEach((p, i) => (body = placed(body, p, objects[i])));
+      const top = body instanceof Entries ? body.entries : Object.entries(body as Record<string, unknown>);
+      return { json: top.map(([k, v]): [string, JsonPiece] => [k, { text: textOf(v) }]) };
+    }),
+  );
+}
+
 function multipartBody(o: Operation): fc.Arbitrary<BodyPlan> {
   const schema = o.op.requestBody?.content?.["multipart/form-data"]?.schema ?? {};
   const names = Object.keys((schema.properties ?? {}) as Json).filter((n) => n !== "main_picture");
@@ -506,7 +704,10 @@ function multipartBody(o: Operation): fc.Arbitrary<BodyPlan> {
   );
   const fieldName = fc.oneof(
     { weight: 6, arbitrary: names.length > 0 ? fc.constantFrom(...names) : fc.constant("x") },
-    { weight: 1, arbitrary: fc.constantFrom("__proto__", "constructor", "main_picture", "", 'a"b', "💥") },
+    {
+      weight: 1,
+      arbitrary: fc.constantFrom("__proto__", "constructor", "main_picture", "", 'a"b', "💥", "a.b", "$x"),
+    },
   );
   const png = "89504e470d0a1a0a0000000d4948445200000001000000010806000000";
   const plan = fc.record({
@@ -549,7 +750,8 @@ function body(o: Operation): fc.Arbitrary<BodyPlan> {
 const otherMethods = ["GET", "POST", "PUT", "DELETE", "PATCH", "OPTIONS", "HEAD", "TRACE", "BREW", "get"];
 
 /** What one request is hostile in; the rest of it is sane, so the hostile part reaches the code behind. */
-type Focus = "path" | "query" | "credentials" | "headers" | "content-type" | "body" | "everything";
+type Focus =
+  "path" | "query" | "credentials" | "headers" | "content-type" | "body" | "free-form" | "everything";
 
 /** A hostile request for one operation (mostly its own method, with valid credentials mostly). */
 export function hostileRequest(o: Operation, m: DemoManifest): fc.Arbitrary<RequestPlan> {
@@ -558,7 +760,9 @@ export function hostileRequest(o: Operation, m: DemoManifest): fc.Arbitrary<Requ
     : [["Authorization", `Bearer ${m.users.alice.access_token}`]];
   const hasPathParams = o.path.includes("{");
   const hasBody = o.op.requestBody !== undefined;
+  const hasFreeForm = freeFormPaths(jsonSchemaOf(o)).length > 0;
   const focus = fc.oneof(
+    { weight: hasFreeForm ? 3 : 0, arbitrary: fc.constant<Focus>("free-form") },
     { weight: hasPathParams ? 3 : 0, arbitrary: fc.constant<Focus>("path") },
     { weight: 1, arbitrary: fc.constantFrom<Focus>("query", "credentials", "headers", "content-type") },
     { weight: hasBody ? 4 : 1, arbitrary: fc.constant<Focus>("body") },
@@ -582,7 +786,7 @@ export function hostileRequest(o: Operation, m: DemoManifest): fc.Arbitrary<Requ
           ? fc.option(fc.constantFrom(...contentTypes), { nil: undefined, freq: 6 })
           : fc.constant(undefined),
         extra: on("headers") ? extraHeaders(o) : fc.constant([] as [string, string][]),
-        body: on("body", "content-type") ? body(o) : saneBody(o),
+        body: on("body", "content-type") ? body(o) : f === "free-form" ? freeFormBody(o) : saneBody(o),
       })
       .map(({ method, target, credentials, contentType, extra, body }) => {
         const headers: [string, string][] = [...credentials, ...extra];

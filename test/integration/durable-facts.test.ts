@@ -86,7 +86,7 @@ maybe("durable facts in the cluster", () => {
   afterAll(() => cluster?.stop());
 
   it("when the cluster runs, then every JetStream stream of its namespace keeps a message at most OUTBOX_RETENTION_HOURS (168 h by default)", async () => {
-    const nc = await connect({ servers: cluster.nats.url });
+    const nc = await connect(cluster.nats.connectOptions());
     try {
       const jsm = await nc.jetstreamManager();
       const ages: Record<string, number> = {};

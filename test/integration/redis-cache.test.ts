@@ -24,7 +24,10 @@ maybe("the Redis cacher across processes", () => {
   beforeAll(async () => {
     cluster = await startCluster();
     ({ baseUrl, namespace } = cluster);
-    redis = new Redis(cluster.redis.url);
+    redis = new Redis(cluster.redis.url, {
+      username: "ops",
+      password: cluster.redis.passwords.ops,
+    });
     manifest = await seed(cluster.client, baseUrl);
   }, 120_000);
 
@@ -38,7 +41,13 @@ maybe("the Redis cacher across processes", () => {
       status: r.status,
       body: (await r.json()) as any,
     }));
-  const keys = (pattern: string) => redis.keys(`${namespace}-cache-${pattern}`);
+  /** The keys matching `pattern`, by SCAN (the ops user may not run KEYS: shared/ops/store-users.ts). */
+  const keys = async (pattern: string) => {
+    const found: string[] = [];
+    for await (const batch of redis.scanStream({ match: `${namespace}-cache-${pattern}`, count: 1000 }))
+      found.push(...(batch as string[]));
+    return [...new Set(found)];
+  };
 
   it("when a round is read through the gateway, then its snapshot, profiles and item are cached in Redis", async () => {
     const res = await get(`/rounds/${manifest.rounds.open}`, manifest.users.alice.access_token);

@@ -7,6 +7,7 @@
 import { RECIPIENT_PAGE_MAX, type SendMulticastParams } from "../../shared/contracts/notifier";
 import {
   JobsRepository,
+  keyPairsOf,
   type BatchDoc,
   type JobDoc,
   type RecipientPageDoc,
@@ -85,7 +86,12 @@ describeEachEngine("JobsRepository", (store) => {
       title: "Hello",
       desc: "World",
       picture: "https://x.example/p.png",
-      keys: { a: "1", n: 2, b: true },
+      key_pairs: [
+        ["a", "1"],
+        ["n", 2],
+        ["b", true],
+      ],
+      created_by: "key-test",
       recipients: 3,
       recipient_set: expect.stringMatching(new RegExp(`^${id}\\.[0-9a-f]{16}$`)) as unknown as string,
       recipient_pages: 1,
@@ -111,6 +117,46 @@ describeEachEngine("JobsRepository", (store) => {
     // The user ids live apart from the job, which must stay small.
     expect(job).not.toHaveProperty("user_ids");
     await expect(repo.recipientsOf(id)).resolves.toEqual(["u1", "u2", "u3"]);
+  });
+
+  it("when keys have names with . $ __proto__ constructor prototype, then they are stored and read back intact", async () => {
+    // As JSON.parse gives them: `__proto__` an own entry, not the object's prototype.
+    const keys = JSON.parse(
+      '{"a.b":"1","$x":"2","y$":3,"__proto__":"4","constructor":"5","prototype":true,"$":"6",".":"7"}',
+    ) as Record<string, string | number | boolean>;
+    const id = uid("job");
+    const { created } = await recordJob(repo, id, params({ keys }), "h", T0);
+    expect(created).toBe(true);
+    const found = await repo.find(id);
+    expect(found?.key_pairs).toEqual([
+      ["a.b", "1"],
+      ["$x", "2"],
+      ["y$", 3],
+      ["__proto__", "4"],
+      ["constructor", "5"],
+      ["prototype", true],
+      ["$", "6"],
+      [".", "7"],
+    ]);
+    expect(keyPairsOf(found!)).toEqual(Object.entries(keys));
+    // Nothing of the names reached the document's own shape or any prototype.
+    expect(Object.getPrototypeOf(found)).toBe(Object.prototype);
+    expect(({} as Record<string, unknown>).constructor).toBe(Object);
+  });
+
+  it("when a job was recorded before key pairs, then its keys object is read as pairs", async () => {
+    const id = uid("job");
+    const { job } = await recordJob(repo, id, params(), "h", T0);
+    await jobColl().updateOne(
+      { _id: id },
+      { $set: { keys: { promo: "X1", n: 3 } }, $unset: { key_pairs: "", created_by: "" } },
+    );
+    const legacy = await repo.find(job._id);
+    expect(legacy?.created_by).toBeUndefined();
+    expect(keyPairsOf(legacy!)).toEqual([
+      ["promo", "X1"],
+      ["n", 3],
+    ]);
   });
 
   it("when the recipients of an unknown job are asked for, then the list is empty", async () => {
@@ -490,7 +536,7 @@ describeEachEngine("JobsRepository recipient sets", (store) => {
     expect(await repo.page(setId, 3)).toBeNull();
     expect(await pagesColl().count({ set_id: setId, index: -1 })).toBe(1);
     const fields = { title: "t", desc: null, picture: null, keys: null };
-    const { job, created } = await repo.create(jobId, fields, { setId, pages: 3, count: 5 }, "h", T0);
+    const { job, created } = await repo.create(jobId, fields, { setId, pages: 3, count: 5 }, "h", T0, "k1");
     expect(created).toBe(true);
     expect(await pagesColl().count({ set_id: setId, index: -1 })).toBe(0);
     await expect(repo.recipientsOf(job._id)).resolves.toEqual(["a", "b", "c", "d", "e"]);

@@ -21,6 +21,7 @@ import { MongoStore } from "../../shared/storage/mongo";
 import { freePort, startNatsServer, startRedisServer, type RunningBroker } from "./brokers";
 import { dropDatabase, mongoForTests, uniqueDatabaseName, withDatabase } from "./mongo";
 import { bin, buildDist, childEnv, root, stopProcess } from "./processes";
+import { newRefreshSecret, newSigningKeyPem } from "./token-keys";
 import { nedbFolderReader, type StoreReader } from "./store-reader";
 
 export const ALL_SERVICES = ["auth", "users", "rounds", "stores", "settings", "notifier"];
@@ -32,6 +33,8 @@ export interface ServiceProcess {
   dataDir: string;
   logFile: string;
   child: ChildProcess | null;
+  /** Its environment: change it before start() to start it again otherwise (a key rotation). */
+  env: NodeJS.ProcessEnv;
   /** Starts (or starts again, on the same data folder) the process. */
   start(): void;
   /** kill -9: no shutdown hooks, no acknowledgements, nothing flushed. */
@@ -48,6 +51,8 @@ export interface Cluster {
   client: ServiceBroker;
   clientConfig: Config;
   processes: Map<string, ServiceProcess>;
+  /** The keys every auth process was started with (JWT_PRIVATE_KEYS, REFRESH_TOKEN_SECRETS): auth's alone. */
+  authEnv: Record<string, string>;
   /** The MongoDB database every process stores in (MONGO_URI given to them), or null: embedded stores. */
   mongoUri: string | null;
   /**
@@ -108,7 +113,8 @@ function serviceProcess(
   replica = 1,
   nodeArgs: string[] = [],
 ): ServiceProcess {
-  const nodeID = `${name}-${replica}-${process.pid}`;
+  // `<service>.…`: NATS lets the other services call a node only so (shared/ops/nats-auth.ts).
+  const nodeID = `${name}.${replica}-${process.pid}`;
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), `cluster-${name}-`));
   const logFile = path.join(dataDir, "process.log");
   const proc: ServiceProcess = {
@@ -117,11 +123,12 @@ function serviceProcess(
     dataDir,
     logFile,
     child: null,
+    env,
     start() {
       const out = fs.openSync(logFile, "a");
       proc.child = spawn(process.execPath, [...nodeArgs, bin("start")], {
         cwd: root,
-        env: { ...env, SERVICES: name, NODE_ID: nodeID, DATA_DIR: dataDir },
+        env: { ...proc.env, SERVICES: name, NODE_ID: nodeID, DATA_DIR: dataDir },
         stdio: ["ignore", out, out],
       });
       fs.closeSync(out);
@@ -165,9 +172,15 @@ async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs: n
 
 export async function startCluster(opts: ClusterOptions = {}): Promise<Cluster> {
   ensureBuilt();
-  const [nats, redis] = await Promise.all([startNatsServer(), startRedisServer()]);
+  const namespace = `it${process.pid}${Math.random().toString(36).slice(2, 6)}`;
+  // NATS and Redis with the deployments' users (shared/ops): each process connects as its service,
+  // the test's own node as ops, which hosts the stand-in services of `extra` when there are any.
+  const [nats, redis] = await Promise.all([
+    startNatsServer({ namespace, opsHostsServices: (opts.extra?.length ?? 0) > 0 }),
+    startRedisServer({ namespace }),
+  ]);
   try {
-    return await startProcesses(nats, redis, opts);
+    return await startProcesses(nats, redis, namespace, opts);
   } catch (err) {
     await Promise.all([nats.stop(), redis.stop()]);
     throw err;
@@ -177,14 +190,16 @@ export async function startCluster(opts: ClusterOptions = {}): Promise<Cluster> 
 async function startProcesses(
   nats: RunningBroker,
   redis: RunningBroker,
+  namespace: string,
   opts: ClusterOptions,
 ): Promise<Cluster> {
-  const namespace = `it${process.pid}${Math.random().toString(36).slice(2, 6)}`;
   const port = await freePort();
   const mongo = mongoForTests();
   const store = opts.store ?? (mongo.uri ? "mongodb" : "embedded");
   if (store === "mongodb" && !mongo.uri) throw new Error(`a cluster on MongoDB needs ${mongo.skipReason}`);
   const mongoUri = store === "mongodb" ? withDatabase(mongo.uri!, uniqueDatabaseName("cluster")) : null;
+  /** A process's own NATS and Redis user and password (its service's). */
+  const credentialsOf = (user: string) => ({ ...nats.credentials(user), ...redis.credentials(user) });
   const env = baseEnv({
     TRANSPORTER: nats.url,
     CACHER: redis.url,
@@ -195,14 +210,22 @@ async function startProcesses(
   // The same variables as the processes get: a bad one fails here, before any process starts.
   const clientConfig = loadConfig({
     ...(env as Record<string, string>),
-    NODE_ID: `test-client-${process.pid}`,
+    ...credentialsOf("ops"),
+    NODE_ID: `ops.test-client-${process.pid}`,
     STORE_IN_MEMORY: "true",
     DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), "cluster-client-")),
     LOG_LEVEL: opts.env?.LOG_LEVEL ?? "error",
   });
   const services = opts.services ?? ALL_SERVICES;
   const processes = new Map<string, ServiceProcess>();
-  const envOf = (key: string) => ({ ...env, ...opts.processEnv?.[key] });
+  // The token keys go to auth alone, as in production: one key and secret for all its replicas.
+  const authEnv = { JWT_PRIVATE_KEYS: newSigningKeyPem(), REFRESH_TOKEN_SECRETS: newRefreshSecret() };
+  const envOf = (key: string) => ({
+    ...env,
+    ...(key.split("#")[0] === "auth" ? authEnv : {}),
+    ...credentialsOf(key.split("#")[0]),
+    ...opts.processEnv?.[key],
+  });
   processes.set(
     "gateway",
     serviceProcess("gateway", { ...envOf("gateway"), PORT: String(port) }, 1, opts.nodeArgs?.gateway),
@@ -274,6 +297,7 @@ async function startProcesses(
     client,
     clientConfig,
     processes,
+    authEnv,
     mongoUri,
     storeOf,
     ready,

@@ -6,16 +6,10 @@
  * is, not how much the process holds. Why these figures: docs/decisions/0084-node-options-per-service.md.
  */
 
-/** The kinds of process a deployment runs: one per service, `SERVICES` naming it. */
-export const PROCESS_KINDS = [
-  "gateway",
-  "auth",
-  "users",
-  "rounds",
-  "stores",
-  "settings",
-  "notifier",
-] as const;
+import { SERVICE_USERS } from "../../shared/ops/nats-auth";
+
+/** The kinds of process a deployment runs: one per service, `SERVICES` naming it (each its NATS user). */
+export const PROCESS_KINDS = SERVICE_USERS;
 export type ProcessKind = (typeof PROCESS_KINDS)[number];
 
 export interface Deployed {

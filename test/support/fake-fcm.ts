@@ -8,7 +8,8 @@
  *   busy-*      503 with Retry-After: 1 the first time, then 200
  *   rate-*      429 QUOTA_EXCEEDED the first time, then 200
  *   down-*      503 always, Retry-After: 1
- * It counts every request per token, so tests can see retries and prove nothing was sent twice.
+ * It counts every request per token, so tests can see retries and prove nothing was sent twice, and keeps
+ * the raw text of the last data payload each token was sent (`data`), to see every name arrive as sent.
  */
 import https from "node:https";
 import type { AddressInfo } from "node:net";
@@ -19,6 +20,8 @@ export interface FakeFcm {
   hits: Map<string, number>;
   /** Tokens that received a 200, in order. */
   delivered: string[];
+  /** The last message's `data` per token, as the JSON text firebase-admin sent (absent: no data). */
+  data: Map<string, string>;
   /** Makes every request wait this long first (to stop a job mid-way). */
   delayMs: number;
   close(): Promise<void>;
@@ -42,13 +45,17 @@ export async function startFakeFcm(): Promise<FakeFcm> {
   const pems = await selfsigned.generate([{ name: "commonName", value: "fcm.googleapis.com" }]);
   const hits = new Map<string, number>();
   const delivered: string[] = [];
-  const fake: FakeFcm = { url: "", hits, delivered, delayMs: 0, close: async () => undefined };
+  const data = new Map<string, string>();
+  const fake: FakeFcm = { url: "", hits, delivered, data, delayMs: 0, close: async () => undefined };
   const server = https.createServer({ key: pems.private, cert: pems.cert }, (req, res) => {
     let raw = "";
     req.on("data", (d) => (raw += d));
     req.on("end", async () => {
       if (fake.delayMs > 0) await new Promise((r) => setTimeout(r, fake.delayMs));
-      const token: string = JSON.parse(raw).message?.token ?? "";
+      const message = JSON.parse(raw).message as { token?: string; data?: unknown } | undefined;
+      const token: string = message?.token ?? "";
+      // JSON.parse keeps a `__proto__` entry as an own entry, and JSON.stringify writes it back.
+      if (message?.data !== undefined) data.set(token, JSON.stringify(message.data));
       const n = (hits.get(token) ?? 0) + 1;
       hits.set(token, n);
       let answer: { status: number; body: unknown; headers?: Record<string, string> } = {

@@ -1,12 +1,16 @@
 /** What the project's JetStream consumers still have to handle, for tests that wait on durable facts. */
-import { connect } from "nats";
+import { connect, type ConnectionOptions } from "nats";
 
 /**
  * Resolves once every consumer of this namespace's streams has handled (acknowledged) all it was given
  * and has nothing left to be given; rejects after `timeoutMs`.
  */
-export async function channelsDrained(natsUrl: string, namespace: string, timeoutMs = 15_000): Promise<void> {
-  const nc = await connect({ servers: natsUrl });
+export async function channelsDrained(
+  nats: ConnectionOptions,
+  namespace: string,
+  timeoutMs = 15_000,
+): Promise<void> {
+  const nc = await connect(nats);
   try {
     const jsm = await nc.jetstreamManager();
     const deadline = Date.now() + timeoutMs;

@@ -8,8 +8,9 @@ export async function recordJob(
   p: Pick<SendMulticastParams, "title" | "desc" | "picture" | "keys" | "user_ids">,
   hash: string,
   now: Date,
+  createdBy = "key-test",
 ): Promise<{ job: JobDoc; created: boolean }> {
   const set = await repo.stageAll(id, p.user_ids, now);
   const fields = { title: p.title, desc: p.desc ?? null, picture: p.picture ?? null, keys: p.keys ?? null };
-  return repo.create(id, fields, { ...set, count: p.user_ids.length }, hash, now);
+  return repo.create(id, fields, { ...set, count: p.user_ids.length }, hash, now, createdBy);
 }

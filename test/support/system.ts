@@ -10,13 +10,13 @@ import os from "node:os";
 import path from "node:path";
 import type { Server } from "node:http";
 import type { ServiceBroker, ServiceSchema } from "moleculer";
-import { loadConfig, type Config } from "../../shared/config";
+import { bindConfig, loadConfig, type Config } from "../../shared/config";
 import { ErrorBody, ValidationErrorBody } from "../../shared/contracts/http";
 import { check } from "../../shared/validation";
 import { checkContract } from "./contract";
 import { call } from "../../shared/contracts";
 import { seed, type DemoManifest, type ManifestUser } from "../../shared/ops/seed";
-import { createBroker } from "../../app/broker";
+import { createBroker, serviceSchema } from "../../app/broker";
 import { storeOf } from "../../shared/storage";
 import { startCluster, type Cluster } from "./cluster";
 import type { StoreReader } from "./store-reader";
@@ -40,6 +40,12 @@ export interface System {
    * published, so wait for the handlers' nodes to settle.
    */
   settle(): Promise<void>;
+  /**
+   * Starts auth again with these variables on top of its own (a key rotation), each auth process in
+   * turn, the next once the one before is ready again. In one process: auth alone is stopped and made
+   * again with the new configuration, the gateway and the store staying up.
+   */
+  restartAuth(env: Record<string, string>): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -53,6 +59,8 @@ export interface StartOptions {
   extra?: ServiceSchema[];
   /** Cluster only: variables for single processes on top of `env`, by process (`gateway`, `rounds`…). */
   processEnv?: Record<string, Record<string, string>>;
+  /** Cluster only: more than one process of a service, e.g. `{ auth: 2 }`. */
+  replicas?: Record<string, number>;
 }
 
 export const testEnv = (extra: Record<string, string> = {}): Record<string, string> => ({
@@ -73,7 +81,8 @@ export async function startSystem(opts: StartOptions = {}): Promise<System> {
 }
 
 async function startEmbeddedSystem(opts: StartOptions): Promise<System> {
-  const config = loadConfig(testEnv(opts.env));
+  let env = testEnv(opts.env);
+  const config = loadConfig(env);
   const broker = createBroker(config, opts.services);
   for (const schema of opts.extra ?? []) broker.createService(schema);
   await broker.start();
@@ -100,6 +109,16 @@ async function startEmbeddedSystem(opts: StartOptions): Promise<System> {
     settle: async () => {
       for (const svc of broker.services) await (svc as { relay?: OutboxRelay }).relay?.idle();
     },
+    restartAuth: async (extra) => {
+      env = { ...env, ...extra };
+      const next = loadConfig(env);
+      const auth = broker.getLocalService("auth");
+      if (auth) await broker.destroyService(auth);
+      // The services made from now on read the new configuration; the others keep theirs.
+      bindConfig(broker, next);
+      broker.createService(serviceSchema("auth"));
+      await broker.waitForServices(["auth"], 10_000);
+    },
     stop,
   };
 }
@@ -110,6 +129,7 @@ async function startClusterSystem(opts: StartOptions): Promise<System> {
     services: opts.services?.filter((s) => s !== "gateway"),
     extra: opts.extra,
     processEnv: opts.processEnv,
+    replicas: opts.replicas,
   });
   const manifest = await seed(cluster.client, cluster.baseUrl).catch(async (err: unknown) => {
     await cluster.stop();
@@ -135,7 +155,17 @@ async function startClusterSystem(opts: StartOptions): Promise<System> {
         await new Promise((r) => setTimeout(r, 150));
         await cluster.ready();
       }
-      await channelsDrained(cluster.nats.url, cluster.namespace);
+      await channelsDrained(cluster.nats.connectOptions(), cluster.namespace);
+    },
+    restartAuth: async (extra) => {
+      for (const proc of cluster.processes.values()) {
+        if (proc.name !== "auth") continue;
+        proc.env = { ...proc.env, ...extra };
+        await proc.stop();
+        proc.start();
+        await cluster.waitUntilReady();
+      }
+      Object.assign(cluster.authEnv, extra);
     },
     stop: () => cluster.stop(),
   };

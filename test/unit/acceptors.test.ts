@@ -4,6 +4,7 @@
  * is refused as with one socket; stopping closes all.
  */
 import { spawnSync } from "node:child_process";
+import fs from "node:fs";
 import http from "node:http";
 import net from "node:net";
 import {
@@ -126,6 +127,24 @@ describe("openAcceptors", () => {
       expect(Math.max(...perTurn.values())).toBe(wanted);
     },
   );
+
+  it("when a thousand connections arrive while the event loop is blocked, then the kernel queues every one (none is left to its retransmits)", async () => {
+    // Node's default queue (511) would drop the handshakes past it; the kernel caps ours at somaxconn.
+    const cap = Number(fs.readFileSync("/proc/sys/net/core/somaxconn", "utf8"));
+    const count = Math.min(1000, cap);
+    const { server } = await open(0, 1, "none");
+    server.on("connection", (socket: net.Socket) => socket.on("error", () => undefined));
+    // Blocked until the client has connected all of them: they can only be in the kernel's queue.
+    const client = spawnSync(
+      process.execPath,
+      [
+        "-e",
+        `let n = 0; for (let i = 0; i < ${count}; i++) require("net").connect(${portOf(server)}, "${HOST}", () => ++n === ${count} && process.exit(0)).on("error", () => process.exit(3));`,
+      ],
+      { timeout: 10_000 },
+    );
+    expect(client.status).toBe(0);
+  });
 
   it("when the port is already in use, then opening fails with EADDRINUSE instead of sharing it", async () => {
     const { server } = await open(0, 1);

@@ -2,15 +2,13 @@ import path from "node:path";
 import { configOf, bindConfig, isEmbedded, loadConfig } from "../../shared/config";
 import { ConfigError } from "../../shared/errors";
 
-const SECRET = "a-production-secret-of-32-chars!";
-
 describe("loadConfig", () => {
   it("when no variable is set, then every setting has its documented default", () => {
     const config = loadConfig({});
     expect(config).toMatchObject({
       nodeEnv: "development",
       port: 3000,
-      host: "0.0.0.0",
+      host: "127.0.0.1",
       services: ["gateway", "auth", "users", "rounds", "stores", "settings", "notifier"],
       transporter: "",
       cacher: "Memory",
@@ -18,7 +16,10 @@ describe("loadConfig", () => {
       logLevel: "info",
       storeInMemory: false,
       seedOnEmpty: true,
-      jwtAlgorithm: "HS256",
+      jwtPrivateKeys: [],
+      refreshTokenSecrets: [],
+      jwtLegacySecrets: [],
+      refreshAccessTokenMaxAgeSeconds: 2592000,
       jwtIssuer: "rounds-platform",
       accessTokenTtlSeconds: 900,
       refreshTokenTtlSeconds: 2592000,
@@ -38,7 +39,7 @@ describe("loadConfig", () => {
       SEED_ON_EMPTY: "off",
       LOG_LEVEL: "debug",
       TRANSPORTER: "nats://127.0.0.1:4222",
-      JWT_ALGORITHM: "HS512",
+      JWT_ISSUER: "issuer-b",
       DATA_DIR: "/tmp/rounds-data",
     });
     expect(config).toMatchObject({
@@ -48,7 +49,7 @@ describe("loadConfig", () => {
       seedOnEmpty: false,
       logLevel: "debug",
       transporter: "nats://127.0.0.1:4222",
-      jwtAlgorithm: "HS512",
+      jwtIssuer: "issuer-b",
       dataDir: "/tmp/rounds-data",
     });
     expect(isEmbedded(config)).toBe(false);
@@ -121,7 +122,6 @@ describe("loadConfig", () => {
     expect(() => loadConfig({ NODE_ENV: "staging" })).toThrow(
       "NODE_ENV must be one of development, test, production",
     );
-    expect(() => loadConfig({ JWT_ALGORITHM: "none" })).toThrow(ConfigError);
   });
 
   it("when TRACING_ENDPOINT is empty, then tracing is off; when it is not an http(s) URL, then it is a ConfigError", () => {
@@ -153,25 +153,7 @@ describe("loadConfig", () => {
     }
   });
 
-  it("when production runs without JWT_SECRET, then it is a ConfigError", () => {
-    expect(() => loadConfig({ NODE_ENV: "production" })).toThrow(ConfigError);
-    expect(() => loadConfig({ NODE_ENV: "production" })).toThrow("JWT_SECRET must be set in production");
-  });
-
-  it("when production is given the development default as JWT_SECRET, then it is still a ConfigError", () => {
-    const devDefault = loadConfig({}).jwtSecret;
-    expect(() => loadConfig({ NODE_ENV: "production", JWT_SECRET: devDefault })).toThrow(ConfigError);
-  });
-
-  it("when production has a proper JWT_SECRET, then it loads", () => {
-    expect(loadConfig({ NODE_ENV: "production", JWT_SECRET: SECRET }).jwtSecret).toBe(SECRET);
-  });
-
-  it("when JWT_SECRET is shorter than 32 characters, then it is a ConfigError in any environment", () => {
-    const short = "x".repeat(31);
-    expect(() => loadConfig({ JWT_SECRET: short })).toThrow("JWT_SECRET must have at least 32 characters");
-    expect(() => loadConfig({ NODE_ENV: "production", JWT_SECRET: short })).toThrow(ConfigError);
-  });
+  // The token keys' checks: test/unit/key-checks.test.ts.
 });
 
 describe("configOf", () => {
@@ -184,5 +166,41 @@ describe("configOf", () => {
 
   it("when nothing was bound to a broker, then configOf is a ConfigError", () => {
     expect(() => configOf({})).toThrow(ConfigError);
+  });
+});
+
+describe("limits and proxies", () => {
+  it("when nothing is set, then limits per address and per user on writes are on, and no proxy is trusted", () => {
+    const config = loadConfig({});
+    expect(config).toMatchObject({
+      addressRateLimit: 60000,
+      authFailureLimit: 600,
+      rateLimits: "rounds.join=120,auth.refresh=60,stores.createEvent=60,notifier.sendMulticast=600",
+      trustedProxies: [],
+    });
+  });
+
+  it("when TRUSTED_PROXIES lists addresses and CIDRs, then they are read", () => {
+    expect(loadConfig({ TRUSTED_PROXIES: "10.0.0.0/8, 192.0.2.1,fd00::/8" }).trustedProxies).toEqual([
+      "10.0.0.0/8",
+      "192.0.2.1",
+      "fd00::/8",
+    ]);
+  });
+
+  it.each(["10.0.0.0/40", "proxy.local", "10.0.0.1/8/2"])(
+    "when TRUSTED_PROXIES has %j, then a ConfigError names the setting",
+    (entry) => {
+      expect(() => loadConfig({ TRUSTED_PROXIES: entry })).toThrow(
+        /^TRUSTED_PROXIES must list IP addresses or CIDRs/,
+      );
+    },
+  );
+
+  it("when the removed TRUST_PROXY is true, then one line names TRUSTED_PROXIES; false is the old default and ignored", () => {
+    expect(() => loadConfig({ TRUST_PROXY: "true" })).toThrow(
+      /^TRUST_PROXY is replaced by TRUSTED_PROXIES: list the addresses or CIDRs/,
+    );
+    expect(loadConfig({ TRUST_PROXY: "false" }).trustedProxies).toEqual([]);
   });
 });

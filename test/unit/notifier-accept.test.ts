@@ -98,7 +98,11 @@ describe("acceptMulticast", () => {
       title: "Hello",
       desc: "World",
       picture: null,
-      keys: { screen: "home", n: 1 },
+      key_pairs: [
+        ["screen", "home"],
+        ["n", 1],
+      ],
+      created_by: "scope-a",
       recipients: 3,
       deliveries: 0,
       planned: false,

@@ -52,6 +52,37 @@ describe("buildMessage", () => {
     for (const value of Object.values(message.data ?? {})) expect(typeof value).toBe("string");
   });
 
+  it("when key names are . $ __proto__ constructor prototype, then each is an own data entry and nothing gains a prototype", () => {
+    const keys = JSON.parse(
+      '{"a.b":"1","$x":2,"__proto__":"p","constructor":"c","prototype":true}',
+    ) as Record<string, string | number | boolean>;
+    const message = buildMessage({ title: "t", keys });
+    const data = message.data!;
+    expect(Object.getPrototypeOf(data)).toBeNull();
+    expect(Object.keys(data)).toEqual(["a.b", "$x", "__proto__", "constructor", "prototype"]);
+    expect(JSON.parse(JSON.stringify(message.data))).toEqual(
+      JSON.parse('{"a.b":"1","$x":"2","__proto__":"p","constructor":"c","prototype":"true"}'),
+    );
+    expect(JSON.stringify(message)).toContain('"__proto__":"p"');
+    expect(({} as Record<string, unknown>).p).toBeUndefined();
+    expect(Object.prototype).not.toHaveProperty("a.b");
+  });
+
+  it("when a job's key pairs are given, then they are the data, in order, over any keys object", () => {
+    const message = buildMessage({
+      title: "t",
+      keys: { ignored: "x" },
+      keyPairs: [
+        ["__proto__", "1"],
+        ["a.b", 2],
+      ],
+    });
+    expect(Object.entries(message.data!)).toEqual([
+      ["__proto__", "1"],
+      ["a.b", "2"],
+    ]);
+  });
+
   it("when keys is an empty object, then the message has no data at all", () => {
     expect(buildMessage({ title: "t", keys: {} })).not.toHaveProperty("data");
   });

@@ -9,7 +9,7 @@ import type { DeliverDeps } from "../../services/notifier/deliver";
 import { JobsRepository } from "../../services/notifier/jobs.repository";
 import type { TokenResult } from "../../services/notifier/transport";
 import { recordJob } from "../support/notifier-jobs";
-import NotifierServiceSchema, { toJobView } from "../../services/notifier.service";
+import NotifierServiceSchema, { readableBy, toJobView } from "../../services/notifier.service";
 
 const NOW = new Date("2033-04-05T06:07:08.000Z");
 const RETENTION = { jobMs: 3_600_000, batchesMs: 3_600_000, recipientsMs: 3_600_000 };
@@ -104,6 +104,40 @@ describe("notifier.deliver", () => {
     await h.deliver("job_missing");
     expect(h.sends).toHaveLength(1);
     expect(await h.jobs.find(id)).toEqual(done);
+  });
+});
+
+describe("notifier.job", () => {
+  type JobHandler = (this: unknown, ctx: unknown) => Promise<unknown>;
+  const jobAction = NotifierServiceSchema.actions!.job as { handler: JobHandler };
+  const read = (jobs: JobsRepository, jobId: string, keyId?: string) =>
+    jobAction.handler.call(
+      { jobs },
+      { params: { job_id: jobId }, meta: keyId ? { apiKey: { key_id: keyId } } : {} },
+    );
+
+  it("when the key that made a job reads it, then its view comes back", async () => {
+    const jobs = new JobsRepository(new NedbStore(null));
+    await recordJob(jobs, "job_own", { title: "Hi", user_ids: ["a"] }, "h", NOW, "key-a");
+    await expect(read(jobs, "job_own", "key-a")).resolves.toMatchObject({ id: "job_own", status: "queued" });
+  });
+
+  it("when another key, or none, reads a job, then the same 404 as an unknown job", async () => {
+    const jobs = new JobsRepository(new NedbStore(null));
+    await recordJob(jobs, "job_own", { title: "Hi", user_ids: ["a"] }, "h", NOW, "key-a");
+    const unknown = await read(jobs, "job_none", "key-a").catch((e: Error) => e);
+    for (const other of [read(jobs, "job_own", "key-b"), read(jobs, "job_own")]) {
+      const err = await other.catch((e: Error) => e);
+      expect(err).toEqual(unknown);
+      expect(err).toMatchObject({ message: "Notification job not found", code: 404 });
+    }
+  });
+
+  it("when a job names no maker (recorded before makers were kept), then no key may read it", () => {
+    expect(readableBy({}, "key-a")).toBe(false);
+    expect(readableBy({ created_by: "key-a" }, undefined)).toBe(false);
+    expect(readableBy({ created_by: "key-a" }, "key-a")).toBe(true);
+    expect(readableBy({ created_by: "" }, "")).toBe(false);
   });
 });
 

@@ -64,6 +64,7 @@ describe("the OpenAPI document", () => {
         "GET /media/{name}",
         "GET /health",
         "GET /health/ready",
+        "GET /.well-known/jwks.json",
       ].sort(),
     );
   });

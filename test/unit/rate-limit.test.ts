@@ -56,3 +56,14 @@ describe("enforceLimit with the memory store", () => {
       await expect(enforceLimit(store, parseLimits("b=1"), "a", "u")).resolves.toBeUndefined();
   });
 });
+
+describe("parseLimits of the defaults", () => {
+  it("when the text is none, then there are no limits", () => {
+    expect(parseLimits("none")).toEqual(new Map());
+    expect(parseLimits(" NONE ")).toEqual(new Map());
+  });
+
+  it("when an action is given again after the default list, then the later entry wins", () => {
+    expect(parseLimits("rounds.join=120,auth.refresh=60,rounds.join=1000").get("rounds.join")).toBe(1000);
+  });
+});

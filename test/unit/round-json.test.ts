@@ -2,7 +2,18 @@ import fc from "fast-check";
 import { SAME_FOR_ALL_MAX_EXCEPTIONS, RoundJson, seesAlike } from "../../services/rounds/round-json";
 import { renderRound } from "../../services/rounds/round-view";
 import { secondsLeft } from "../../shared/format";
-import { ALICE, BOB, IN_AN_HOUR, makeSnapshot, membersOf, NOW, OWNER, STRANGER } from "./fixtures";
+import {
+  ALICE,
+  BOB,
+  IN_AN_HOUR,
+  makeItem,
+  makeSnapshot,
+  membersOf,
+  NOW,
+  OWNER,
+  profiles,
+  STRANGER,
+} from "./fixtures";
 
 const parse = (parts: Buffer[]): unknown => JSON.parse(Buffer.concat(parts).toString("utf8"));
 const at = (ms: number) => new Date(NOW.getTime() + ms);
@@ -126,5 +137,50 @@ describe("seesAlike", () => {
     expect(seesAlike(snap, ALICE)).toBe(false);
     expect(seesAlike(snap, BOB)).toBe(false);
     expect(seesAlike(snap, STRANGER)).toBe(true);
+  });
+});
+
+describe("RoundJson: an event round's meeting link and password", () => {
+  const MANAGER = "manager";
+  const store = { id: 7, name: "Sound Shop", logo_url: null, is_blogger: false, currency: "RUB" };
+  const withMeeting = makeItem({
+    kind: "event",
+    meeting_link: "https://meet.example.com/jazz",
+    meeting_password: "pw",
+    store: { ...store, manager_ids: [MANAGER] },
+  });
+  const snapOf = (item = withMeeting) =>
+    makeSnapshot({ is_event: true, members: membersOf(ALICE), members_count: 1 }, profiles, item);
+
+  it("when an outsider reads first, then the shared answer carries null and the managers are among its exceptions", () => {
+    const json = new RoundJson();
+    const snap = snapOf();
+    const shared = json.render(snap, STRANGER, NOW);
+    expect(parse(shared.parts)).toMatchObject({ item: { meeting_link: null, meeting_password: null } });
+    expect(new Set(shared.sameForAllBut)).toEqual(new Set([OWNER, ALICE, MANAGER]));
+    // The insiders are rendered their own way, after the shared answer exists: they see the meeting.
+    for (const insider of [OWNER, ALICE, MANAGER]) {
+      const own = json.render(snap, insider, NOW);
+      expect(own.sameForAllBut).toBeUndefined();
+      expect(parse(own.parts)).toMatchObject({
+        item: { meeting_link: "https://meet.example.com/jazz", meeting_password: "pw" },
+      });
+    }
+    // And the shared answer did not take theirs.
+    expect(parse(json.render(snap, "another", NOW).parts)).toMatchObject({ item: { meeting_link: null } });
+  });
+
+  it("when a manager reads first, then the answer is theirs alone and a later outsider gets null", () => {
+    const json = new RoundJson();
+    const snap = snapOf();
+    expect(parse(json.render(snap, MANAGER, NOW).parts)).toMatchObject({ item: { meeting_password: "pw" } });
+    expect(parse(json.render(snap, STRANGER, NOW).parts)).toMatchObject({ item: { meeting_password: null } });
+  });
+
+  it("when the item has no meeting, then the managers see the round as everyone does", () => {
+    const plain = makeItem({ store: { ...store, manager_ids: [MANAGER] } });
+    const snap = snapOf(plain);
+    expect(seesAlike(snap, MANAGER)).toBe(true);
+    expect(new RoundJson().render(snap, STRANGER, NOW).sameForAllBut).not.toContain(MANAGER);
   });
 });

@@ -2,6 +2,7 @@ import {
   formatStatus,
   maskPhone,
   renderItem,
+  seesMeeting,
   renderRound,
   roundStatus,
   secondsToEnd,
@@ -168,6 +169,60 @@ describe("renderItem", () => {
       attribute_values: item.attribute_values,
     });
     expect(check(RoundItem, rendered)).toBe(true);
+  });
+});
+
+describe("the meeting link and password of a round's item", () => {
+  const MANAGER = "manager";
+  const meetingItem = () =>
+    makeItem({
+      kind: "event",
+      meeting_link: "https://meet.example.com/jazz",
+      meeting_password: "pw",
+      store: {
+        id: 7,
+        name: "Sound Shop",
+        logo_url: null,
+        is_blogger: false,
+        currency: "RUB",
+        manager_ids: [MANAGER],
+      },
+    });
+  const event = () =>
+    makeSnapshot({ is_event: true, members: membersOf(ALICE), members_count: 1 }, profiles, meetingItem());
+  const meetingOf = (caller: string) => {
+    const { meeting_link, meeting_password } = renderRound(event(), caller, NOW).item;
+    return { meeting_link, meeting_password };
+  };
+  const shown = { meeting_link: "https://meet.example.com/jazz", meeting_password: "pw" };
+  const hidden = { meeting_link: null, meeting_password: null };
+
+  it("when the owner, a member or a manager of the store reads the round, then they are shown", () => {
+    expect(meetingOf(OWNER)).toEqual(shown);
+    expect(meetingOf(ALICE)).toEqual(shown);
+    expect(meetingOf(MANAGER)).toEqual(shown);
+  });
+
+  it("when anyone else reads the round, then meeting_link and meeting_password are null", () => {
+    expect(meetingOf(STRANGER)).toEqual(hidden);
+    expect(meetingOf(BOB)).toEqual(hidden);
+  });
+
+  it("when the item names no managers (a stores process of before), then only owner and members see them", () => {
+    const { manager_ids: _none, ...store } = meetingItem().store;
+    const snap = makeSnapshot({ members: membersOf(ALICE), members_count: 1 }, profiles, {
+      ...meetingItem(),
+      store,
+    });
+    expect(renderRound(snap, MANAGER, NOW).item.meeting_link).toBeNull();
+    expect(renderRound(snap, ALICE, NOW).item.meeting_link).toBe("https://meet.example.com/jazz");
+    expect(seesMeeting(snap, OWNER)).toBe(true);
+  });
+
+  it("when the item is rendered alone, then the meeting stays hidden unless asked for", () => {
+    expect(renderItem(meetingItem())).toMatchObject(hidden);
+    expect(renderItem(meetingItem(), true)).toMatchObject(shown);
+    expect(renderItem(meetingItem()).store).not.toHaveProperty("manager_ids");
   });
 });
 

@@ -50,4 +50,13 @@ describe("TokenCache", () => {
     cache.set("tok", alice, inSeconds(900), now);
     expect(cache.get("tok", now)).toBeNull();
   });
+
+  it("when a refresh presents a token past its expiry, then it is served within the refresh bound and AUTH_CACHE_SECONDS only", () => {
+    const cache = new TokenCache(10_000, 100);
+    cache.set("tok", alice, inSeconds(3), now);
+    expect(cache.getForRefresh("tok", now + 5_000, 1_000)).toBeNull(); // expired 2 s ago, bound 1 s
+    expect(cache.getForRefresh("tok", now + 5_000, 60_000)).toEqual(alice);
+    expect(cache.getForRefresh("tok", now + 10_000, 60_000)).toBeNull(); // verified 10 s ago
+    expect(cache.size).toBe(0);
+  });
 });
