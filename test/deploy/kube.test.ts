@@ -42,6 +42,7 @@ let brokers: Deployment;
 let docs: K8sDoc[];
 let playFile: string;
 const secrets: string[] = [];
+const filesSecret = (name: string) => `${runId()}-${name}-files`;
 let pauseImageBefore = false;
 
 const probesOf = (d: K8sDoc): Probe[] =>
@@ -95,8 +96,10 @@ maybe(`deploy/k8s/ through podman kube play${skip ? ` (${skip})` : ""}`, () => {
     pauseImageBefore =
       spawnSync("podman", ["image", "exists", "localhost/podman-pause:4.3.1-0"]).status === 0;
     expect(docs.filter((d) => d.kind === "Secret")).toEqual([]);
-    // A secret volume reads the podman secret as a Secret object instead ({"data": …}): each Secret a
-    // volume names gets a second podman secret so made, `<name>-files`, which the played copy mounts.
+    // A secret volume reads the podman secret as a Secret object instead ({"data": …}) and writes each
+    // value to its file as it stands, not decoded: each Secret a volume names gets a second podman
+    // secret, `<run>-<name>-files`, holding the plain values so, which the played copy mounts. podman
+    // names the volume it fills after that secret, so the run's prefix lets the cleanup find it.
     const mounted = new Set(
       docs
         .filter((d) => d.kind === "Deployment")
@@ -118,7 +121,7 @@ maybe(`deploy/k8s/ through podman kube play${skip ? ` (${skip})` : ""}`, () => {
         Object.entries(plain).map(([k, v]) => [k, Buffer.from(v).toString("base64")]),
       );
       await makeSecret(name, data);
-      if (mounted.has(name)) await makeSecret(`${name}-files`, { data });
+      if (mounted.has(name)) await makeSecret(filesSecret(name), { data: plain });
       log(`Secret ${name} (${Object.keys(plain).join(", ")}) made as the operations docs make it`);
     }
 
@@ -130,16 +133,34 @@ maybe(`deploy/k8s/ through podman kube play${skip ? ` (${skip})` : ""}`, () => {
           `ConfigMap ${d.metadata.name}: MONGO_URI taken out (no MongoDB here): each pod keeps the embedded store`,
         );
       }
+      // A claim becomes a named volume of its name, which `kube down` leaves: the run's prefix too.
+      if (d.kind === "PersistentVolumeClaim") {
+        d.metadata.name = `${runId()}-${d.metadata.name}`;
+        d.metadata.labels = { ...d.metadata.labels, [RUN_LABEL]: runId() };
+      }
       if (d.kind === "Deployment") {
         d.spec.template.metadata.labels = { ...d.spec.template.metadata.labels, [RUN_LABEL]: runId() };
         d.metadata.labels = { ...d.metadata.labels, [RUN_LABEL]: runId() };
         // podman 4.3 crashes on a secret volume whose `optional` is unset (containers/podman#16636),
         // and mounts each key under its own name (items' paths and defaultMode are not applied; the
         // manifests name each file as its key).
+        // It also makes an emptyDir a named volume of the volume's own name, one for every pod that
+        // names it so (every pod's `tmp` would be one folder): each gets the run's and the pod's name.
+        const renamed = new Map<string, string>();
         for (const v of d.spec.template.spec.volumes ?? []) {
+          if (v.persistentVolumeClaim) {
+            v.persistentVolumeClaim.claimName = `${runId()}-${v.persistentVolumeClaim.claimName}`;
+          }
+          if (v.emptyDir) {
+            renamed.set(v.name, `${runId()}-${d.metadata.name}-${v.name}`);
+            v.name = renamed.get(v.name);
+          }
           if (!v.secret) continue;
-          v.secret = { ...v.secret, secretName: `${v.secret.secretName}-files`, optional: false };
+          v.secret = { ...v.secret, secretName: filesSecret(v.secret.secretName), optional: false };
           log(`Deployment ${d.metadata.name}: secret volume ${v.name} played from ${v.secret.secretName}`);
+        }
+        for (const c of d.spec.template.spec.containers) {
+          for (const m of c.volumeMounts ?? []) m.name = renamed.get(m.name) ?? m.name;
         }
         for (const c of d.spec.template.spec.containers) {
           c.image = images.service;
@@ -171,6 +192,9 @@ maybe(`deploy/k8s/ through podman kube play${skip ? ` (${skip})` : ""}`, () => {
     for (const p of ids(["pod", "ps", "-q", ...filter])) spawnSync("podman", ["pod", "rm", "-f", p]);
     for (const c of ids(["ps", "-a", "-q", ...filter])) spawnSync("podman", ["rm", "-f", "-v", c]);
     for (const n of ids(["network", "ls", "-q", ...filter])) spawnSync("podman", ["network", "rm", "-f", n]);
+    // The volumes kube play named (emptyDirs, secret files) carry the run's prefix, not its label.
+    for (const v of ids(["volume", "ls", "-q"]).filter((v) => v.startsWith(`${runId()}-`)))
+      spawnSync("podman", ["volume", "rm", "-f", v]);
     // kube play builds podman's pause image for the pods' infra containers: a run's leftover too.
     if (!pauseImageBefore)
       spawnSync("podman", ["rmi", "-f", "localhost/podman-pause:4.3.1-0"], { stdio: "ignore" });

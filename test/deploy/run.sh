@@ -12,6 +12,8 @@ cleanup() {
   podman pod ps -q --filter "$f" | xargs -r podman pod rm -f >/dev/null 2>&1 || true
   podman ps -a -q --filter "$f" | xargs -r podman rm -f -v >/dev/null 2>&1 || true
   podman volume ls -q --filter "$f" | xargs -r podman volume rm -f >/dev/null 2>&1 || true
+  # kube play's volumes (emptyDirs, secret files) take the run's name as a prefix instead of its label.
+  podman volume ls -q | grep "^$ROUNDS_DEPLOY_RUN-" | xargs -r podman volume rm -f >/dev/null 2>&1 || true
   podman network ls -q --filter "$f" | xargs -r podman network rm -f >/dev/null 2>&1 || true
   podman images -q --filter "$f" | xargs -r podman rmi -f >/dev/null 2>&1 || true
   if [ -z "$pause_before" ]; then

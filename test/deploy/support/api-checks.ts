@@ -48,6 +48,17 @@ export const CHECKS: Record<string, Check> = {
   "GET /health/ready": async (base) => {
     expectStatus("ready", await call(base, "GET", "/health/ready"), 200);
   },
+  "GET /.well-known/jwks.json": async (base) => {
+    const jwks = await call(base, "GET", "/.well-known/jwks.json");
+    expectStatus("the key set", jwks, 200);
+    const keys = (jwks.body?.keys ?? []) as Record<string, unknown>[];
+    if (!keys.some((k) => k.kty === "EC" && k.crv === "P-256" && typeof k.kid === "string")) {
+      throw new Error(
+        `the key set holds no P-256 key with a kid: ${jwks.bytes.toString("utf8").slice(0, 300)}`,
+      );
+    }
+    if (keys.some((k) => "d" in k)) throw new Error("the key set publishes a private key");
+  },
   "GET /rounds/{round_id}": async (base, m) => {
     const open = await call(base, "GET", `/rounds/${m.rounds.open}`, {
       headers: bearer(m.users.bob.access_token),

@@ -21,7 +21,7 @@ export interface FaultOutcome {
 }
 
 /** A fresh paid round of SEATS seats: a store event's round, created through the gateway. */
-async function freshRound(base: string, m: DemoManifest): Promise<string> {
+async function freshRound(deployment: Deployment, base: string, m: DemoManifest): Promise<string> {
   const res = await fetch(`${base}/stores/${m.stores.alice_store}/events`, {
     method: "POST",
     headers: { authorization: `Bearer ${m.users.alice.access_token}` },
@@ -30,7 +30,13 @@ async function freshRound(base: string, m: DemoManifest): Promise<string> {
       pngBytes(2000),
     ),
   });
-  if (res.status !== 200) throw new Error(`store event: ${res.status} ${await res.text()}`);
+  if (res.status !== 200) {
+    // The answer alone does not say which process failed: the logs of the two that took part do.
+    const tails = await Promise.all(
+      ["gateway", "stores"].map(async (s) => `${s}'s log ends:\n${(await deployment.logs(s)).slice(-2500)}`),
+    );
+    throw new Error(`store event: ${res.status} ${await res.text()}\n${tails.join("\n")}`);
+  }
   const { round_id } = (await res.json()) as { round_id: string };
   const deadline = Date.now() + 60_000;
   while (Date.now() < deadline) {
@@ -74,7 +80,7 @@ export async function underFault(
   act: () => Promise<void>,
 ): Promise<FaultOutcome> {
   const base = await deployment.url("gateway");
-  const round = await freshRound(base, m);
+  const round = await freshRound(deployment, base, m);
   const joiners = m.users.crowd.slice(5, 5 + JOINERS);
   // Each refresher its own sign-in (token family), issued by the CLI in the auth container.
   const pairs: TokenPair[] = [];
