@@ -19,7 +19,12 @@ import type { RoundMemberJoinedEvent } from "../shared/contracts/rounds";
 import type { ReleaseEventKeyParams } from "../shared/contracts/stores";
 import type { UserListsChangedEvent, UserRemovedEvent } from "../shared/contracts/users";
 import type { Config } from "../shared/config";
-import { NotAuthenticatedError, PayloadTooLargeError, TokenInvalidError } from "../shared/errors";
+import {
+  NotAuthenticatedError,
+  PayloadTooLargeError,
+  RequestAbandonedError,
+  TokenInvalidError,
+} from "../shared/errors";
 import { noRetry, serviceConfig } from "../shared/runtime";
 import { NATS_RECONNECTED_EVENT } from "../shared/runtime/liveness";
 import { checkReadiness } from "../shared/runtime/readiness";
@@ -58,7 +63,7 @@ import { paramsOfRequest, rateLimitCaller } from "./gateway/request-params";
 import { UploadSlots } from "./gateway/upload-slots";
 import { multicastBodyLimit, stageRecipientPages } from "./gateway/recipient-pages";
 import { httpServerOptions, markArrival, requestDeadline } from "./gateway/http-bounds";
-import { RequestDeadlines } from "./gateway/request-deadlines";
+import { isAbandoned, markAnsweredLate, RequestDeadlines } from "./gateway/request-deadlines";
 import type { BodyBounds } from "./gateway/body-watch";
 import type { MicrocacheSlot } from "./gateway/microcache";
 import { overrideMoleculerWeb, type WebGateway } from "./gateway/moleculer-web-overrides";
@@ -86,6 +91,8 @@ type Req = IncomingMessage & {
   $clientAddress?: string;
   /** On a route that answers tokens: the active users' forgettings when it was authenticated. */
   $forgettingsAtStart?: number;
+  /** Set once the deadline sweep answered it 504 (gateway/request-deadlines). */
+  $answeredLate?: boolean;
   parsedUrl?: string;
   query?: Record<string, unknown>;
 };
@@ -109,6 +116,8 @@ interface GatewayService extends Service, Omit<WebGateway, "specOf"> {
   proxies: BlockList | null;
   /** ADDRESS_RATE_LIMIT and AUTH_FAILURE_LIMIT, counted before authentication (gateway/address-limits). */
   addressLimits: AddressLimits;
+  /** When limitRate last said the counter store is unavailable. */
+  limitStoreWarnedAt: number;
   /** The API document's JSON, encoded once. */
   openApiJson: string;
   tokens: TokenCache;
@@ -151,6 +160,8 @@ interface GatewayService extends Service, Omit<WebGateway, "specOf"> {
 
 const MAX_TOKEN_LENGTH = 8192;
 
+/** While the rate limits' counter store is unavailable, the gateway says so at most this often. */
+const LIMIT_STORE_WARN_EVERY_MS = 10_000;
 /** Client addresses counted in a minute at most (some 25 MB of counts; gateway/address-limits). */
 const MAX_ADDRESSES_COUNTED = 200_000;
 
@@ -578,6 +589,7 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
           ...upload,
           fields: knownFields(spec, upload.fields as Record<string, string>),
         };
+        if (isAbandoned(req)) throw new RequestAbandonedError();
         return;
       }
       let body: Record<string, unknown> = {};
@@ -596,6 +608,10 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
           req.$params,
         );
       }
+      // A request kept long on the way here (a body slow to come, a counter store that did not answer)
+      // may have been answered 504 meanwhile, or left by its client, which then sends it again: the
+      // service must not act on it a second time unseen (a refresh rotated twice revokes its family).
+      if (isAbandoned(req)) throw new RequestAbandonedError();
     },
 
     /**
@@ -702,8 +718,15 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
         await enforceLimit(this.counters, this.limits, spec.action, caller);
       } catch (err) {
         if (err instanceof RateLimitedError) throw err;
-        // The counter store is down: serve rather than refuse everyone.
-        this.logger.warn("Rate limit store unavailable; request allowed", err);
+        // The counter store is down: serve rather than refuse everyone, and say so once in a while
+        // rather than once per request.
+        const now = Date.now();
+        if (now - this.limitStoreWarnedAt >= LIMIT_STORE_WARN_EVERY_MS) {
+          this.limitStoreWarnedAt = now;
+          this.logger.warn(
+            `Rate limit store unavailable (${(err as Error).message}); requests allowed uncounted meanwhile`,
+          );
+        }
       }
     },
 
@@ -718,6 +741,7 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
     this.httpMetrics = HttpMetrics.of(this.broker);
     this.limits = parseLimits(this.config.rateLimits);
     this.proxies = trustedProxyList(this.config.trustedProxies);
+    this.limitStoreWarnedAt = 0;
     this.addressLimits = new AddressLimits({
       requestsPerMinute: this.config.addressRateLimit,
       failuresPerMinute: this.config.authFailureLimit,
@@ -768,9 +792,10 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
     this.drain = new HttpDrain(this.server, () => this.stopAccepting());
     this.beginDrain = () => this.drain.begin();
     const late = () => new Errors.RequestTimeoutError({ action: "rest", nodeID: this.broker.nodeID });
-    this.deadlines = new RequestDeadlines(this.config, (req, res) =>
-      this.answerError(req as Req, res, late()),
-    );
+    this.deadlines = new RequestDeadlines(this.config, (req, res) => {
+      markAnsweredLate(req as Req);
+      this.answerError(req as Req, res, late());
+    });
   },
 
   async started(this: GatewayService) {

@@ -52,6 +52,9 @@ export class MemoryCounterStore implements CounterStore {
   async close(): Promise<void> {}
 }
 
+/** Longest wait for Redis's count of one request (a count takes well under a millisecond). */
+export const COUNT_TIMEOUT_MS = 250;
+
 export class RedisCounterStore implements CounterStore {
   private readonly redis: Redis;
 
@@ -60,10 +63,14 @@ export class RedisCounterStore implements CounterStore {
     private readonly prefix: string,
     credentials?: RedisCredentials,
   ) {
+    // A count comes soon or not at all: while Redis is away (no connection yet, or one gone silent)
+    // a request is let through (the gateway's limitRate) after COUNT_TIMEOUT_MS at most, never held
+    // until the client reconnects. (ioredis times a command queued while it connects too.)
     this.redis = new Redis({
       ...redisClientOptions(url, credentials),
       lazyConnect: false,
       maxRetriesPerRequest: 1,
+      commandTimeout: COUNT_TIMEOUT_MS,
     });
   }
 

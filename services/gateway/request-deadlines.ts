@@ -25,6 +25,24 @@ interface InFlight {
 
 export type LateAnswer = (req: TimedRequest, res: ServerResponse) => void;
 
+/** What a request carries once answered late (`markAnsweredLate`). */
+export interface AbandonableRequest {
+  $answeredLate?: boolean;
+  socket?: { destroyed?: boolean } | null;
+}
+
+export const markAnsweredLate = (req: AbandonableRequest): void => {
+  req.$answeredLate = true;
+};
+
+/**
+ * Whether nobody waits for this request's answer any more: it was answered 504 at its deadline, or its
+ * client closed the connection. (The socket, not the request: a request whose body was read to its
+ * end is itself destroyed then, while its client still waits.)
+ */
+export const isAbandoned = (req: AbandonableRequest): boolean =>
+  req.$answeredLate === true || req.socket?.destroyed === true;
+
 export class RequestDeadlines {
   private readonly inFlight = new Set<InFlight>();
   private tick: NodeJS.Timeout | undefined;

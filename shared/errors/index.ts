@@ -24,6 +24,7 @@ export const ErrorType = {
   BODY_TIMEOUT: "BODY_TIMEOUT",
   UPLOADS_BUSY: "UPLOADS_BUSY",
   STORE_WRITE_FAILED: "STORE_WRITE_FAILED",
+  REQUEST_ABANDONED: "REQUEST_ABANDONED",
 } as const;
 export type ErrorType = (typeof ErrorType)[keyof typeof ErrorType];
 
@@ -93,6 +94,21 @@ export class BodyTimeoutError extends AppError {
 export class UploadsBusyError extends AppError {
   constructor(message: string, retryAfterSeconds: number) {
     super(message, 503, ErrorType.UPLOADS_BUSY, { retryAfter: retryAfterSeconds });
+  }
+}
+
+/**
+ * The gateway already answered the request (504 at its deadline) or its client closed the connection
+ * before the service call: the call is not made, since nobody would read its answer and a change it
+ * made (a refresh's rotation, a join) would be one the client cannot know of. Never seen by a client.
+ */
+export class RequestAbandonedError extends AppError {
+  constructor() {
+    super(
+      "The request was answered or its client left before the service was called",
+      503,
+      ErrorType.REQUEST_ABANDONED,
+    );
   }
 }
 

@@ -1,6 +1,6 @@
 /** The rate-limit counters in a real (private) redis-server: one limit for every gateway of a cluster. */
 import { enforceLimit, RateLimitedError, RedisCounterStore } from "../../services/gateway/rate-limit";
-import { requireBinary, startRedisServer, type RunningBroker } from "../support/brokers";
+import { freePort, requireBinary, startRedisServer, type RunningBroker } from "../support/brokers";
 
 const maybe = requireBinary("redis-server") ? describe : describe.skip;
 
@@ -47,4 +47,32 @@ maybe("Redis rate-limit counters", () => {
       await store.close();
     }
   });
+
+  // Without COUNT_TIMEOUT_MS a count sent to a silent server would wait as long as the connection
+  // lives (no error ever comes back): the test's own timeout would end it.
+  it("when redis-server stops answering, then a count fails instead of waiting, and counts again once it answers", async () => {
+    const store = new RedisCounterStore(redis.url, "t3");
+    try {
+      await expect(store.hit("ip:1", Date.now() + 60_000)).resolves.toBe(1);
+      redis.process.kill("SIGSTOP");
+      try {
+        await expect(store.hit("ip:1", Date.now() + 60_000)).rejects.toThrow(/timed out/i);
+      } finally {
+        redis.process.kill("SIGCONT");
+      }
+      await expect(store.hit("ip:2", Date.now() + 60_000)).resolves.toBe(1);
+    } finally {
+      await store.close();
+    }
+  }, 5000);
+
+  it("when no redis-server listens, then a count fails within its bound rather than waiting for a connection", async () => {
+    const store = new RedisCounterStore(`redis://127.0.0.1:${await freePort()}`, "t4");
+    try {
+      // Refused, the client gives the command up after its one retry; unanswered, after COUNT_TIMEOUT_MS.
+      await expect(store.hit("ip:1", Date.now() + 60_000)).rejects.toThrow();
+    } finally {
+      await store.close();
+    }
+  }, 5000);
 });

@@ -1,7 +1,7 @@
-import { redisClientOptions } from "../../shared/runtime/redis-options";
+import { CONNECT_TIMEOUT_MS, redisClientOptions } from "../../shared/runtime/redis-options";
 
 describe("redisClientOptions", () => {
-  it("when given a redis:// address with credentials and a database, then the client gets each, with auto-pipelining", () => {
+  it("when given a redis:// address with credentials and a database, then the client gets each, with auto-pipelining and a short connect timeout", () => {
     expect(redisClientOptions("redis://user:p%40ss@cache.internal:6380/2")).toEqual({
       host: "cache.internal",
       port: "6380",
@@ -9,6 +9,7 @@ describe("redisClientOptions", () => {
       password: "p@ss",
       db: "2",
       enableAutoPipelining: true,
+      connectTimeout: CONNECT_TIMEOUT_MS,
     });
   });
 

@@ -1,6 +1,6 @@
 import type { ServerResponse } from "node:http";
 import { loadConfig } from "../../shared/config";
-import { RequestDeadlines } from "../../services/gateway/request-deadlines";
+import { isAbandoned, markAnsweredLate, RequestDeadlines } from "../../services/gateway/request-deadlines";
 import type { TimedRequest } from "../../services/gateway/http-bounds";
 
 const config = loadConfig({ HTTP_REQUEST_TIMEOUT_MS: "20000", UPLOAD_TIMEOUT_MS: "90000" });
@@ -66,5 +66,23 @@ describe("request deadlines", () => {
     deadlines.sweep();
     expect(late).toEqual([]);
     expect(deadlines.size).toBe(0);
+  });
+});
+
+describe("abandoned requests", () => {
+  it("when a request was answered late, then it is abandoned, though its connection is open", () => {
+    const req = { socket: { destroyed: false } };
+    expect(isAbandoned(req)).toBe(false);
+    markAnsweredLate(req);
+    expect(isAbandoned(req)).toBe(true);
+  });
+
+  it("when its client closed the connection, then it is abandoned", () => {
+    expect(isAbandoned({ socket: { destroyed: true } })).toBe(true);
+  });
+
+  it("when its body was read to the end and the client still waits, then it is not abandoned", () => {
+    // Node destroys a request whose body was consumed; only the socket tells whether its client left.
+    expect(isAbandoned({ socket: { destroyed: false }, destroyed: true } as never)).toBe(false);
   });
 });
