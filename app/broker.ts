@@ -11,6 +11,7 @@ import { bindConfig, isNats, type Config } from "../shared/config";
 import { closeStoreOf } from "../shared/storage";
 import { GracefulBroker } from "../shared/runtime/shutdown";
 import { batchNatsWrites } from "../shared/runtime/nats-batching";
+import { closeAbandonedNatsDials } from "../shared/runtime/nats-abandoned-dials";
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- each schema has its own `this` type
 type AnyServiceSchema = ServiceSchema<any, any>;
@@ -60,6 +61,7 @@ export function createBroker(config: Config, services: string[] = config.service
   // Process-wide: the first broker of a process decides.
   if (isNats(config)) {
     batchNatsWrites(config.internalsHooksOff, (m) => broker.getLogger("internals").warn(m));
+    closeAbandonedNatsDials(config.internalsHooksOff, (m) => broker.getLogger("internals").warn(m));
   }
   bindConfig(broker, config);
   for (const name of services) broker.createService(serviceSchema(name) as ServiceSchema);

@@ -16,6 +16,7 @@ import path from "node:path";
 /** Every hook's name (INTERNALS_HOOKS_OFF is checked against this list): a new hook adds its own. */
 export const HOOK_NAMES = [
   "nats-batching",
+  "nats-abandoned-dials",
   "liveness",
   "nedb-index-update",
   "nedb-group-commit",

@@ -88,14 +88,14 @@ export interface TokenPair {
 }
 
 /**
- * One client per pair refreshing its tokens back to back until stopped, as a mobile client does: an
+ * One client per pair refreshing its tokens back to back (or `thinkMs` apart) until stopped, as a mobile client does: an
  * answer 200 gives the pair it sends next; any other answer, it sends the same pair again (a 503
  * says "try again"). `pairs` holds each client's current pair. A client answered 401 has been locked
  * out (its token refused as unknown or reused): that answer is recorded, and it sends no more.
  */
-export function steadyRefreshes(baseUrl: string, pairs: TokenPair[]) {
+export function steadyRefreshes(baseUrl: string, pairs: TokenPair[], thinkMs = 0) {
   const lockedOut: { client: number; at: number; body: unknown }[] = [];
-  const load = steadyClients(pairs.length, 0, async (client) => {
+  const load = steadyClients(pairs.length, thinkMs, async (client) => {
     if (lockedOut.some((l) => l.client === client)) return null;
     const pair = pairs[client];
     const answer = await send(`${baseUrl}/auth/refresh-token`, {
