@@ -67,7 +67,12 @@ describe("gateway routing", () => {
       await get.arrayBuffer();
       const head = await fetch(`${sys.baseUrl}${path}`, { method: "HEAD", headers });
       const pick = (res: Response) => [res.status, ...compared.map((h) => res.headers.get(h))];
-      expect({ path, head: pick(head) }).toEqual({ path, head: pick(get) });
+      // A HEAD may leave the payload's Content-Length out (RFC 9110 §9.3.2), as moleculer-web's own
+      // writer does (INTERNALS_HOOKS_OFF=all); when it sends one, it is the GET's.
+      const length = compared.indexOf("content-length") + 1;
+      const expected = pick(get);
+      if (head.headers.get("content-length") === null) expected[length] = null;
+      expect({ path, head: pick(head) }).toEqual({ path, head: expected });
       expect((await head.arrayBuffer()).byteLength).toBe(0);
     }
     expect((await fetch(`${sys.baseUrl}/nope`, { method: "HEAD" })).status).toBe(404);
