@@ -5,7 +5,7 @@
  * went silent. Where the bytes go is the engine's `Sink`: a staging file, or a GridFS upload stream.
  */
 import { createHash, type Hash } from "node:crypto";
-import { PayloadTooLargeError } from "../../shared/errors";
+import { PayloadTooLargeError, UploadInterruptedError } from "../../shared/errors";
 import { sniffImage, type ImageMime } from "./image-type";
 
 export interface Staged {
@@ -59,7 +59,7 @@ export class OpenUploads {
 
   async append(stagedId: string, chunk: Buffer, maxBytes: number): Promise<void> {
     const upload = this.uploads.get(stagedId);
-    if (!upload) throw new Error(`No open upload ${stagedId}`);
+    if (!upload) throw new UploadInterruptedError();
     upload.idle.refresh();
     upload.size += chunk.length;
     if (upload.size > maxBytes) {
@@ -74,7 +74,7 @@ export class OpenUploads {
 
   async finish(stagedId: string): Promise<Staged> {
     const upload = this.uploads.get(stagedId);
-    if (!upload) throw new Error(`No open upload ${stagedId}`);
+    if (!upload) throw new UploadInterruptedError();
     this.uploads.delete(stagedId);
     clearTimeout(upload.idle);
     await upload.sink.close();

@@ -23,6 +23,7 @@ export const ErrorType = {
   RATE_LIMITED: "RATE_LIMITED",
   BODY_TIMEOUT: "BODY_TIMEOUT",
   UPLOADS_BUSY: "UPLOADS_BUSY",
+  UPLOAD_INTERRUPTED: "UPLOAD_INTERRUPTED",
   STORE_WRITE_FAILED: "STORE_WRITE_FAILED",
   REQUEST_ABANDONED: "REQUEST_ABANDONED",
 } as const;
@@ -94,6 +95,22 @@ export class BodyTimeoutError extends AppError {
 export class UploadsBusyError extends AppError {
   constructor(message: string, retryAfterSeconds: number) {
     super(message, 503, ErrorType.UPLOADS_BUSY, { retryAfter: retryAfterSeconds });
+  }
+}
+
+/**
+ * A chunk or the end of an upload reached a stores process that holds no such open upload: the one that
+ * began it restarted, or abandoned it after IDLE_MS of silence. Nothing was kept; the client sends the
+ * whole upload again (503 with Retry-After), rather than meeting a 500 for what is a passing fault.
+ */
+export class UploadInterruptedError extends AppError {
+  constructor() {
+    super(
+      "The upload was interrupted on the server and nothing was kept; send it again",
+      503,
+      ErrorType.UPLOAD_INTERRUPTED,
+      { retryAfter: 1 },
+    );
   }
 }
 

@@ -25,7 +25,7 @@ import {
 import { mediaSweepTasks } from "../../services/stores/media-sweep";
 import { createOrReplayStoreEvent } from "../../services/stores/store-events";
 import { StoresRepository } from "../../services/stores/stores.repository";
-import { PayloadTooLargeError } from "../../shared/errors";
+import { PayloadTooLargeError, UploadInterruptedError } from "../../shared/errors";
 import { NedbStore, type Store } from "../../shared/storage";
 import { MongoStore } from "../../shared/storage/mongo";
 import { FakeGridFsBucket } from "../support/fake-gridfs";
@@ -251,7 +251,7 @@ function contract(engine: () => BlobEngine): void {
       .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(PayloadTooLargeError);
     expect((err as PayloadTooLargeError).code).toBe(413);
-    await expect(blobs().append(id, Buffer.alloc(1), 4096)).rejects.toThrow(`No open upload ${id}`);
+    await expect(blobs().append(id, Buffer.alloc(1), 4096)).rejects.toBeInstanceOf(UploadInterruptedError);
   });
 
   it("when a source never ends, then staging stops at maxBytes and keeps nothing", async () => {

@@ -9,7 +9,7 @@ import path from "node:path";
 import { Readable } from "node:stream";
 import { setTimeout as sleep } from "node:timers/promises";
 import { LocalBlobStore } from "../../services/stores/blob-store";
-import { PayloadTooLargeError } from "../../shared/errors";
+import { PayloadTooLargeError, UploadInterruptedError } from "../../shared/errors";
 import { chunksOf, picture } from "./pictures";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -435,14 +435,14 @@ describe("LocalBlobStore chunked uploads (begin, append, finish)", () => {
     expect(err).toBeInstanceOf(PayloadTooLargeError);
     expect((err as PayloadTooLargeError).code).toBe(413);
     expect(staging()).toEqual([]);
-    await expect(blobs.append(id, Buffer.alloc(1), 4096)).rejects.toThrow(`No open upload ${id}`);
-    await expect(blobs.finish(id)).rejects.toThrow(`No open upload ${id}`);
+    await expect(blobs.append(id, Buffer.alloc(1), 4096)).rejects.toBeInstanceOf(UploadInterruptedError);
+    await expect(blobs.finish(id)).rejects.toBeInstanceOf(UploadInterruptedError);
   });
 
   it("when append or finish name an upload that was never begun, then they fail", async () => {
     const id = "00000000-0000-4000-8000-000000000000";
-    await expect(blobs.append(id, Buffer.alloc(1), 10)).rejects.toThrow(`No open upload ${id}`);
-    await expect(blobs.finish(id)).rejects.toThrow(`No open upload ${id}`);
+    await expect(blobs.append(id, Buffer.alloc(1), 10)).rejects.toBeInstanceOf(UploadInterruptedError);
+    await expect(blobs.finish(id)).rejects.toBeInstanceOf(UploadInterruptedError);
   });
 
   it("when an open upload is discarded, then its file is gone and later chunks are refused", async () => {
@@ -450,13 +450,13 @@ describe("LocalBlobStore chunked uploads (begin, append, finish)", () => {
     await blobs.append(id, picture("png", 500), 1000);
     await blobs.discard(id);
     expect(staging()).toEqual([]);
-    await expect(blobs.append(id, Buffer.alloc(1), 1000)).rejects.toThrow("No open upload");
+    await expect(blobs.append(id, Buffer.alloc(1), 1000)).rejects.toBeInstanceOf(UploadInterruptedError);
   });
 
   it("when an upload is finished, then it cannot be appended to any more", async () => {
     const id = await blobs.begin();
     await blobs.finish(id);
-    await expect(blobs.append(id, Buffer.alloc(1), 1000)).rejects.toThrow("No open upload");
+    await expect(blobs.append(id, Buffer.alloc(1), 1000)).rejects.toBeInstanceOf(UploadInterruptedError);
     expect(staging()).toEqual([id]);
   });
 
@@ -486,7 +486,7 @@ describe("LocalBlobStore chunked uploads (begin, append, finish)", () => {
       jest.advanceTimersByTime(60_001);
       jest.useRealTimers();
       await eventually(() => expect(staging()).toEqual([]));
-      await expect(blobs.append(id, Buffer.alloc(1), 1000)).rejects.toThrow("No open upload");
+      await expect(blobs.append(id, Buffer.alloc(1), 1000)).rejects.toBeInstanceOf(UploadInterruptedError);
     });
 
     it("when an upload is finished, then the idle timer no longer deletes its staged file", async () => {

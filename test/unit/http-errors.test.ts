@@ -10,6 +10,7 @@ import {
   PayloadTooLargeError,
   RequestValidationError,
   TokenInvalidError,
+  UploadInterruptedError,
   UserRemovedError,
 } from "../../shared/errors";
 
@@ -47,6 +48,18 @@ describe("toHttpError with the project's own errors", () => {
     expect(mapped.status).toBe(409);
     expect(mapped.headers).toEqual({ "Retry-After": "1" });
     expect(mapped.body).toEqual({ detail: expect.stringMatching(/Idempotency-Key is still in progress/) });
+  });
+
+  it("when an upload's chunk reaches a stores process without that upload, then it is 503 with Retry-After, not a 500", () => {
+    const own = new UploadInterruptedError();
+    const plain = { name: own.name, code: own.code, type: own.type, message: own.message, data: own.data };
+    for (const err of [own, plain]) {
+      const mapped = toHttpError(err, route("stores.createEvent"));
+      expect(mapped.status).toBe(503);
+      expect(mapped.headers).toEqual({ "Retry-After": "1" });
+      expect(mapped.body).toEqual({ detail: expect.stringMatching(/upload was interrupted/) });
+      expect(mapped.unexpected).toBeUndefined();
+    }
   });
 
   it("when a 409 carries no retryAfter, then it has no Retry-After header", () => {
