@@ -96,6 +96,8 @@ export class Deployment {
       alias,
       "--ip",
       this.ipFor(alias),
+      "--mac-address",
+      macFor(this.ipFor(alias)),
       "--read-only",
       "--read-only-tmpfs=false",
     ];
@@ -212,6 +214,8 @@ export class Deployment {
       service,
       "--ip",
       this.ipFor(service),
+      "--mac-address",
+      macFor(this.ipFor(service)),
       this.network,
       this.container(service),
     ]);
@@ -221,6 +225,18 @@ export class Deployment {
   async inspect(service: string, format: string): Promise<string> {
     return (await podman(["inspect", "--format", format, this.container(service)])).stdout.trim();
   }
+}
+
+/**
+ * The MAC address a container keeps with its IP address across restarts, derived from it as Docker's
+ * bridge network does (02:42 and the address's four bytes); in Kubernetes a restarted container keeps its
+ * pod's network namespace, so its MAC too. podman gives every start a random one instead: its peers'
+ * kernels then send to the old MAC until their ARP entries expire, 15 to 45 s and a probe later, and a
+ * NATS or Redis container restarted in a second was out of reach for half a minute or more.
+ */
+export function macFor(ip: string): string {
+  const bytes = ip.split(".").map((b) => Number(b).toString(16).padStart(2, "0"));
+  return ["02", "42", ...bytes].join(":");
 }
 
 function tcp(host: string, port: number): Promise<void> {
