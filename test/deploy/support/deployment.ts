@@ -94,10 +94,7 @@ export class Deployment {
       this.network,
       "--network-alias",
       alias,
-      "--ip",
-      this.ipFor(alias),
-      "--mac-address",
-      macFor(this.ipFor(alias)),
+      ...this.addressArgs(alias),
       "--read-only",
       "--read-only-tmpfs=false",
     ];
@@ -114,6 +111,12 @@ export class Deployment {
     args.push(image, ...(spec.command ?? []));
     await podman(args);
     this.specs.set(alias, spec);
+  }
+
+  /** `--ip` and `--mac-address` for `alias`: the same pair at every start and reconnect (macFor). */
+  private addressArgs(alias: string): string[] {
+    const ip = this.ipFor(alias);
+    return ["--ip", ip, "--mac-address", macFor(ip)];
   }
 
   /** The address `alias` gets (and keeps): .10 on, in the order containers were first run. */
@@ -212,10 +215,7 @@ export class Deployment {
       "connect",
       "--alias",
       service,
-      "--ip",
-      this.ipFor(service),
-      "--mac-address",
-      macFor(this.ipFor(service)),
+      ...this.addressArgs(service),
       this.network,
       this.container(service),
     ]);
