@@ -162,10 +162,10 @@ const MAX_TOKEN_LENGTH = 8192;
 
 /** While the rate limits' counter store is unavailable, the gateway says so at most this often. */
 const LIMIT_STORE_WARN_EVERY_MS = 10_000;
-/** Client addresses counted in a minute at most (gateway/address-limits; its memory: decision 0037). */
+/** Client addresses counted in a minute at most (some 25 MB of counts; gateway/address-limits). */
 const MAX_ADDRESSES_COUNTED = 200_000;
 
-/** A multicast body above this is parsed a slice at a time (what parsing costs: docs/performance.md). */
+/** A multicast body above this is parsed a slice at a time (what a whole one costs: decision 0032). */
 const LONG_BODY_BYTES = 1024 * 1024;
 
 /** The request id of a request: the context's once it exists, else the client's X-Request-ID. */

@@ -7,8 +7,8 @@
  * the last page and names the staged ones. docs/decisions/0074-multicast-pages.md.
  *
  * Nothing here holds the event loop for long: a million ids checked by ajv in one call hold it past the
- * time other nodes wait before they give up on a silent process (docs/performance.md, "Large JSON
- * bodies"; decision 0042). The list's items are checked a page at a time, with a turn of the event loop
+ * time other nodes wait before they give up on a silent process (measured in decision 0032; the
+ * wait: decision 0042). The list's items are checked a page at a time, with a turn of the event loop
  * between pages, and pages are cut as they are sent.
  */
 import { Type, type TSchema } from "@sinclair/typebox";

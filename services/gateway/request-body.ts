@@ -140,7 +140,7 @@ const ITEMS_AT_ONCE = 10_000;
 /**
  * A large JSON object whose bulk is one top-level list (a multicast's `user_ids`), parsed without
  * holding the event loop for long: `JSON.parse` of the whole text holds it for longer than other nodes
- * wait before they give up on a silent process (docs/performance.md, "Large JSON bodies"; decision
+ * wait before they give up on a silent process (measured in decision 0032; the wait: decision
  * 0042). The bytes are scanned a slice at a time for the list; its items are parsed ITEMS_AT_ONCE at a
  * time, the rest of the object with the list left out, a turn of the event loop between each. Resolves
  * to null when the body is anything this does not expect (any top-level name escaped, the key given
