@@ -4,7 +4,7 @@
  * the request as it is; a longer one is checked whole here (the same schema the notifier's validator
  * applies, so the same 422s), then sent ahead page by page (`notifier.stageRecipients`, one acknowledged
  * call each, so neither side holds more than the gateway already read), and the request itself carries
- * the last page and names the staged ones. docs/decisions/0074-multicast-pages.md.
+ * the last page and names the staged ones. docs/decisions/0032-job-queue.md.
  *
  * Nothing here holds the event loop for long: a million ids checked by ajv in one call hold it past the
  * time other nodes wait before they give up on a silent process (measured in decision 0032; the
