@@ -36,9 +36,13 @@ export function configTables(): string {
     const rows = entries
       .slice(starts[i], starts[i + 1] ?? entries.length)
       .map((e) => `| \`${e.env}\` | ${e.default === "" ? "(empty)" : `\`${e.default}\``} | ${cell(e.doc)} |`);
-    return [`**${title}** ([more](#${section}))`, "", "| Variable | Default | Meaning |", "|---|---|---|", ...rows].join(
-      "\n",
-    );
+    return [
+      `**${title}** ([more](#${section}))`,
+      "",
+      "| Variable | Default | Meaning |",
+      "|---|---|---|",
+      ...rows,
+    ].join("\n");
   }).join("\n\n");
 }
 
