@@ -32,6 +32,11 @@ export function configTables(): string {
     if (at < 0) throw new Error(`config-table: no setting ${first} starts a group`);
     return at;
   });
+  if (starts[0] !== 0 || starts.some((at, i) => i > 0 && at <= starts[i - 1])) {
+    throw new Error(
+      "config-table: the groups' first settings must follow the schema's order, the first first",
+    );
+  }
   return GROUPS.map(([title, section], i) => {
     const rows = entries
       .slice(starts[i], starts[i + 1] ?? entries.length)
