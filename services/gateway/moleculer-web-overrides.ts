@@ -6,7 +6,7 @@
  * instance at its creation only when the installed release is in range and has what the override
  * wraps, and otherwise left off with one warning, moleculer-web then answering its own (correct,
  * slower) way. Each wraps the method it overrides and calls it for everything it does not handle
- * itself. Why each is worth it: docs/architecture.md, "Hooks into other libraries' internals".
+ * itself. What each gains: docs/decisions/0103-internals-hooks-guard.md.
  *
  * - `gateway-fast-answers`: `callAction` answers a microcached read from the gateway's cache and asks
  *   the action for its answer as JSON bytes (RawJson); `sendResponse` writes such bytes as they are;

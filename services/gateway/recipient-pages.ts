@@ -4,12 +4,12 @@
  * the request as it is; a longer one is checked whole here (the same schema the notifier's validator
  * applies, so the same 422s), then sent ahead page by page (`notifier.stageRecipients`, one acknowledged
  * call each, so neither side holds more than the gateway already read), and the request itself carries
- * the last page and names the staged ones. docs/decisions/0074-multicast-pages.md.
+ * the last page and names the staged ones. docs/decisions/0032-job-queue.md.
  *
- * Nothing here holds the event loop for long: a million ids checked by ajv in one call took 2.5 s (Node
- * 24), past the 2 s in which other nodes give up on a silent process (decision 0043). The list's items
- * are checked a page at a time, with a turn of the event loop between pages, and pages are cut as
- * they are sent.
+ * Nothing here holds the event loop for long: a million ids checked by ajv in one call hold it past the
+ * time other nodes wait before they give up on a silent process (measured in decision 0032; the
+ * wait: decision 0042). The list's items are checked a page at a time, with a turn of the event loop
+ * between pages, and pages are cut as they are sent.
  */
 import { Type, type TSchema } from "@sinclair/typebox";
 import type { Config } from "../../shared/config";

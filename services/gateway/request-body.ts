@@ -139,13 +139,13 @@ const ITEMS_AT_ONCE = 10_000;
 
 /**
  * A large JSON object whose bulk is one top-level list (a multicast's `user_ids`), parsed without
- * holding the event loop for long: `JSON.parse` of the whole text held it 1.1 s for 39 MB (Node 24),
- * where other nodes give up on a process silent for 2 s (decision 0043). The bytes are scanned a slice
- * at a time for the list; its items are parsed ITEMS_AT_ONCE at a time, the rest of the object with the
- * list left out, a turn of the event loop between each. Resolves to null when the body is anything this
- * does not expect (any top-level name escaped, the key given twice, the value not a list, malformed or
- * too deep JSON):
- * then `parseJsonBody` reads it in one piece and gives any error its usual 422.
+ * holding the event loop for long: `JSON.parse` of the whole text holds it for longer than other nodes
+ * wait before they give up on a silent process (measured in decision 0032; the wait: decision
+ * 0042). The bytes are scanned a slice at a time for the list; its items are parsed ITEMS_AT_ONCE at a
+ * time, the rest of the object with the list left out, a turn of the event loop between each. Resolves
+ * to null when the body is anything this does not expect (any top-level name escaped, the key given
+ * twice, the value not a list, malformed or too deep JSON): then `parseJsonBody` reads it in one piece
+ * and gives any error its usual 422.
  */
 export async function parseListBody(body: Buffer, key: string): Promise<Record<string, unknown> | null> {
   const raw = withoutBom(body);

@@ -7,8 +7,9 @@
  * everything it touches, and INTERNALS_HOOKS_OFF does not name it. Otherwise the library keeps its
  * own behaviour and one warning names the hook and the reason. It never throws.
  *
- * Every hook and why it is worth having is listed in docs/architecture.md ("Hooks into other
- * libraries' internals").
+ * Every hook, its supported versions and why it is there are listed in docs/architecture.md ("Hooks
+ * into other libraries' internals"; a unit test keeps that table's versions equal to the hooks'); what
+ * each gains, measured: docs/decisions/0103-internals-hooks-guard.md.
  */
 import fs from "node:fs";
 import path from "node:path";

@@ -118,8 +118,11 @@ interface RegistryInternals {
   discoverer: { sendLocalNodeInfo(): Promise<unknown>; discoverAllNodes(): Promise<unknown> };
 }
 
+/** The Moleculer releases whose transit and registry the hook reaches into (docs/architecture.md). */
+export const LIVENESS_VERSIONS = ">=0.14.0 <0.15.0";
+
 /** The nats.js releases whose connection the middleware uses through Moleculer's transporter. */
-const NATS_VERSIONS = ">=2.0.0 <3.0.0";
+export const NATS_VERSIONS = ">=2.0.0 <3.0.0";
 
 /**
  * What the middleware touches of Moleculer's transit and registry (none of it documented), checked once
@@ -270,7 +273,7 @@ export function LivenessMiddleware(
   const hook: InternalsHook<ServiceBroker> = {
     name: "liveness",
     library: "moleculer",
-    versions: ">=0.14.0 <0.15.0",
+    versions: LIVENESS_VERSIONS,
     check: livenessNeeds,
     apply(b) {
       active = true;

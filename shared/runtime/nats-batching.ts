@@ -3,8 +3,7 @@
  * answers requests as they finish (after a cache or store round trip) makes one socket write, one
  * syscall and one packet for the server to parse, per answer. Flushing at `setImmediate` instead sends
  * everything queued during one turn of the event loop in one write; when idle, that turn ends at once,
- * so a lone request waits no longer. What it gains: docs/architecture.md, "Hooks into other libraries'
- * internals".
+ * so a lone request waits no longer. What it gains: docs/decisions/0103-internals-hooks-guard.md.
  *
  * nats.js has no option for this. The hook wraps two methods of its protocol handler: `sendCommand`,
  * which on an empty buffer asks for `flushPending` in a microtask, and `flushPending`, which runs that

@@ -2,7 +2,7 @@
  * Every use the embedded engine makes of what NeDB does not document (its `lib/` modules, a datastore's
  * `persistence`, `executor` and `indexes`), each a hook guarded by shared/runtime/internals: applied
  * only to the NeDB releases it was written for and when what it touches is there, else NeDB's own way
- * with one warning. What each gains: docs/architecture.md, "Hooks into other libraries' internals".
+ * with one warning. What each gains: docs/decisions/0103-internals-hooks-guard.md.
  *
  * - nedb-index-update: an index update that keeps its key swaps the document in place (nedb-fast-paths).
  * - nedb-group-commit: a datastore's appends go through NedbDataFile (one write per turn of the loop),

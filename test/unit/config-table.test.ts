@@ -14,12 +14,18 @@ describe("configuration table of docs/operations.md", () => {
   });
 
   it.each(Object.values(configSchema).map((e) => [e.env, e]))(
-    "when %s is a setting, then the table documents it with its default",
+    "when %s is a setting, then the table documents it with its default and description",
     (env, e) => {
       const rows = table.split("\n").map((line) => line.split("|").map((cell) => cell.trim()));
       const row = rows.find((cells) => cells[1] === `\`${env}\``);
       expect(row).toBeDefined();
       expect(row?.[2]).toBe(e.default === "" ? "(empty)" : `\`${e.default}\``);
+      expect(row?.[3]).toBe(e.doc);
     },
   );
+
+  it("when each setting's description is read, then it is a phrase that keeps the table narrow", () => {
+    const long = Object.values(configSchema).filter((e) => e.doc.length > 60 || e.doc.includes("|"));
+    expect(long.map((e) => e.env)).toEqual([]);
+  });
 });
