@@ -76,6 +76,17 @@ merged into another, or superseded, keeps its file as a short stub naming its su
 
 This index is generated from the files (\`npm run docs:decisions\`); do not edit it by hand.`;
 
+/** A list item of `words` after `head`, wrapped (continuation lines indented) so that no line is long. */
+function wrapItem(head: string, words: string[], width = 110): string {
+  const lines = [head];
+  words.forEach((word, i) => {
+    const piece = i < words.length - 1 ? `${word},` : word;
+    if (lines[lines.length - 1].length + 1 + piece.length > width) lines.push(`  ${piece}`);
+    else lines[lines.length - 1] += ` ${piece}`;
+  });
+  return lines.join("\n");
+}
+
 /** The index: the decisions in force as a table, then the stubs as one line per successor. */
 export function renderIndex(decisions: Decision[]): string {
   const current = decisions.filter((d) => d.status === "accepted");
@@ -87,9 +98,11 @@ export function renderIndex(decisions: Decision[]): string {
   }
   const moved = [...bySuccessor.entries()]
     .sort(([a], [b]) => a.localeCompare(b))
-    .map(
-      ([successor, olds]) =>
-        `- [${successor.slice(0, 4)}](${successor}): ${olds.map((d) => `[${d.number}](${d.file})`).join(", ")}`,
+    .map(([successor, olds]) =>
+      wrapItem(
+        `- [${successor.slice(0, 4)}](${successor}):`,
+        olds.map((d) => `[${d.number}](${d.file})`),
+      ),
     );
   return [
     PREAMBLE,
