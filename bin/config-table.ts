@@ -1,6 +1,6 @@
 /**
  * `npm run docs:config`: rewrites the configuration table of docs/operations.md from the config schema
- * (the table is also checked by test/unit/config-table.test.ts, so it cannot drift unnoticed).
+ * (the table is also checked by test/unit/bin/config-table.test.ts, so it cannot drift unnoticed).
  */
 import fs from "node:fs";
 import path from "node:path";
