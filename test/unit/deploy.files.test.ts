@@ -277,19 +277,32 @@ describe("the observability profile", () => {
 
 describe("the image compose builds and Kubernetes runs", () => {
   const compose = composeFile();
-  const images = Object.entries(compose.services)
-    .filter(([name]) => !infra.has(name) && !observability.has(name))
-    .map(([, svc]) => svc.image);
+  const apps = Object.entries(compose.services).filter(
+    ([name]) => !infra.has(name) && !observability.has(name),
+  );
+  const images = apps.map(([, svc]) => svc.image);
   const deployments = k8sDocs().filter((d) => d?.kind === "Deployment");
+  // Images are tagged by release (docs/releasing.md): the tag is package.json's version, never `latest`.
+  const release = `rounds-platform:${(JSON.parse(read("package.json")) as { version: string }).version}`;
 
   it("when compared, then every Deployment runs the image compose builds from deploy/Dockerfile", () => {
-    expect(new Set(images)).toEqual(new Set(["rounds-platform:latest"]));
+    expect(apps.every(([, svc]) => svc.build?.dockerfile === "deploy/Dockerfile")).toBe(true);
+    expect(new Set(images)).toEqual(new Set([release]));
     for (const d of deployments) {
       expect({ deployment: d.metadata.name, image: d.spec.template.spec.containers[0].image }).toEqual({
         deployment: d.metadata.name,
-        image: "rounds-platform:latest",
+        image: release,
       });
     }
+  });
+
+  it("when a release is made, then compose and every Deployment name the image by package.json's version", () => {
+    const tags = [...images, ...deployments.map((d) => d.spec.template.spec.containers[0].image)];
+    expect(tags.length).toBeGreaterThan(deployments.length);
+    expect(tags.filter((t) => t !== release)).toEqual([]);
+    expect(read("docker-compose.yml") + K8S_FILES.map((f) => read(`deploy/k8s/${f}`)).join("")).not.toMatch(
+      /rounds-platform:latest/,
+    );
   });
 });
 
