@@ -4,6 +4,9 @@
 // ts-jest only transpiles (isolatedModules in tsconfig; types are checked once by `npm run typecheck`). Pure JavaScript tooling on
 // purpose: native transpilers ship per-platform packages that the registry here does not all carry, and
 // `npm ci` then refuses the lock file.
+const fs = require("node:fs");
+const path = require("node:path");
+
 const transform = { "^.+\\.ts$": ["ts-jest", { diagnostics: false }] };
 const common = { testEnvironment: "node", transform, moduleFileExtensions: ["ts", "js", "json"] };
 
@@ -18,6 +21,19 @@ const deploy = {
   globalTeardown: "<rootDir>/test/deploy/global-teardown.ts",
 };
 
+// A suite about one process's own machinery says so in a line of its own, with why:
+// `// Tier: one process only (why).` Every other e2e suite runs in the cluster tier too, so a new one
+// cannot be left out of it (test/unit/jest.config.test.ts).
+const ONE_PROCESS_ONLY = /^\/\/ Tier: one process only \(.+\)\.?$/m;
+function clusterSuites() {
+  const dir = path.join(__dirname, "test/e2e");
+  return fs
+    .readdirSync(dir)
+    .filter((file) => file.endsWith(".test.ts"))
+    .filter((file) => !ONE_PROCESS_ONLY.test(fs.readFileSync(path.join(dir, file), "utf8")))
+    .sort();
+}
+
 module.exports = {
   testTimeout: 30000,
   reporters: ["default", "<rootDir>/test/summary-reporter.js"],
@@ -27,27 +43,11 @@ module.exports = {
     { ...common, displayName: "e2e", testMatch: ["<rootDir>/test/e2e/**/*.test.ts"] },
     { ...common, displayName: "integration", testMatch: ["<rootDir>/test/integration/**/*.test.ts"] },
     // The endpoint cases of the e2e tier again, through a cluster of OS processes over private NATS and
-    // Redis (test/support/cluster.ts). Suites about one process's own machinery stay in e2e only.
+    // Redis (test/support/cluster.ts): every e2e suite but those about one process's own machinery.
     {
       ...common,
       displayName: "cluster",
-      testMatch: [
-        "app-settings",
-        "auth",
-        "gateway",
-        "large-lists",
-        "notifier",
-        "observability",
-        "rate-limit",
-        "refresh-token",
-        "request-deadline",
-        "rounds-join",
-        "rounds-read",
-        "slow-clients",
-        "store-event-retries",
-        "store-events",
-        "users-lists",
-      ].map((suite) => `<rootDir>/test/e2e/${suite}.test.ts`),
+      testMatch: clusterSuites().map((suite) => `<rootDir>/test/e2e/${suite}`),
       setupFiles: ["<rootDir>/test/support/cluster-topology.js"],
     },
     // What an attacker or auditor tries first (docs/security.md), against the running system in both

@@ -3,7 +3,7 @@
  * (./broker-options), binds the configuration to it (services read it through configOf), closes the
  * store when it stops, batches NATS writes when the transporter is NATS, and creates the services the
  * configuration names. bin/, the benches and the tests start processes through it; services/ import
- * shared/, and shared/ imports neither services/ nor this folder (test/unit/import-graph.test.ts).
+ * shared/, and shared/ imports neither services/ nor this folder (test/unit/test/support/import-graph.test.ts).
  */
 import type { ServiceBroker, ServiceSchema } from "moleculer";
 import { brokerOptions } from "./broker-options";

@@ -153,7 +153,7 @@ export async function runUploadBench(quick: boolean): Promise<Sample[]> {
 }
 
 /** Processes serving uploads, started for one sample; `stop` ends them and removes their data. */
-export interface UploadSystem {
+interface UploadSystem {
   label: string;
   port: number;
   manifest: DemoManifest;
@@ -165,7 +165,7 @@ export interface UploadSystem {
  * A fresh embedded server: gateway and stores share one process. `env` is added to its environment,
  * `nodeArgs` go to node.
  */
-export async function startEmbeddedUploads(
+async function startEmbeddedUploads(
   env: Record<string, string> = {},
   nodeArgs: string[] = [],
 ): Promise<UploadSystem> {
@@ -205,7 +205,7 @@ export async function startEmbeddedUploads(
  * NATS; the picture crosses from the gateway to the stores process. `env` is added to both, `nodeArgs`
  * go to node in both.
  */
-export async function startDistributedUploads(
+async function startDistributedUploads(
   env: Record<string, string> = {},
   nodeArgs: string[] = [],
 ): Promise<UploadSystem> {

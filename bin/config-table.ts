@@ -1,6 +1,6 @@
 /**
  * `npm run docs:config`: rewrites the configuration tables of docs/operations.md from the config schema
- * (checked by test/unit/config-table.test.ts, so they cannot drift unnoticed). The settings are shown in
+ * (checked by test/unit/bin/config-table.test.ts, so they cannot drift unnoticed). The settings are shown in
  * the schema's order, cut into groups where each group's first setting appears; a setting added to the
  * schema lands in the group it is written in.
  */

@@ -1,6 +1,6 @@
 /**
  * Reading `npm audit --json` (report version 2) and the reviewed allowlist of bin/audit.ts: plain
- * functions, so the rules are tested without a registry (test/unit/audit.test.ts).
+ * functions, so the rules are tested without a registry (test/unit/shared/ops/audit.test.ts).
  */
 
 /** One advisory against one package, high or critical. */

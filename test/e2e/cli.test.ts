@@ -1,3 +1,4 @@
+// Tier: one process only (the entry points started as the operator starts them, on an embedded DATA_DIR).
 /**
  * The operator's path: `ctl seed`, `ctl token`, and `start` on an empty DATA_DIR, as real processes on a
  * real embedded store (files under a temporary DATA_DIR).

@@ -1,3 +1,4 @@
+// Tier: one process only (the crash handlers in a child process of its own; no system runs).
 /**
  * The crash policy in a real process: an exception nobody caught, thrown asynchronously inside a
  * request's context, is logged with that request's id and the process exits 1 (shared/runtime/crash).

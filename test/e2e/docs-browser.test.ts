@@ -1,3 +1,4 @@
+// Tier: one process only (the gateway's /docs page in a browser; it is the same page in both topologies).
 /**
  * The /docs page as a person uses it: headless Chromium (Debian's package) loads it, sees every route,
  * authorizes with a demo bearer token, runs GET /rounds/{round_id} from the page and reads a 200 back.

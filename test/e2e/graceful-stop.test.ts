@@ -1,3 +1,4 @@
+// Tier: one process only (`npm start` as one process under SIGTERM and SIGINT).
 /**
  * `npm start` (embedded, one process) under SIGTERM and SIGINT: it stops accepting connections at once,
  * finishes the upload in flight, and exits 0.

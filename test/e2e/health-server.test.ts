@@ -1,3 +1,4 @@
+// Tier: one process only (a process's own HEALTH_PORT server, on a broker the test starts).
 import type { AddressInfo } from "node:net";
 import { loadConfig } from "../../shared/config";
 import { createBroker } from "../../app/broker";

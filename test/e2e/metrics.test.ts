@@ -1,3 +1,4 @@
+// Tier: one process only (one process's METRICS_PORT; test/e2e/observability.test.ts reads every process's).
 import { freePort } from "../support/brokers";
 import { api, startSystem } from "../support/system";
 

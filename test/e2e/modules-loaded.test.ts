@@ -1,3 +1,4 @@
+// Tier: one process only (what one process loads, read from its own module cache).
 /**
  * What a process loads: the system built in a child process (its own module cache, as in production),
  * then the packages it holds are read from `require.cache`. A process on the embedded store loads no

@@ -1,3 +1,4 @@
+// Tier: one process only (the embedded store's queue across a kill -9 of the one process).
 /**
  * Embedded mode keeps its queue in the store: a job accepted before a crash (kill -9) is picked up when
  * the server starts again, resends no batch already recorded as sent, and loses no recipient.

@@ -1,3 +1,4 @@
+// Tier: one process only (a faulty service added to the test's broker, and the console of this process).
 import { faultyStores } from "../support/faulty-stores";
 import { startSystem } from "../support/system";
 

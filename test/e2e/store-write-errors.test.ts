@@ -1,3 +1,4 @@
+// Tier: one process only (the embedded store's disk failed through fs in this process).
 /**
  * A full disk under the embedded store, as clients and operators meet it: joins and refreshes are
  * answered 507 with a detail that says storage is full (never 500), each failure is counted on

@@ -1,3 +1,4 @@
+// Tier: one process only (the built entry point started on a folder it cannot write).
 /**
  * In the shipped image the root filesystem is read-only and only declared volumes are writable: a
  * process whose folder is not one says so at start in one line naming the setting, and exits 1 (no

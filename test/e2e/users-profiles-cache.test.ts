@@ -1,3 +1,4 @@
+// Tier: one process only (the users service's cacher read from the test's own broker).
 /**
  * users.profiles keeps an answer only when it found every user asked for, so that a sign-up has no
  * cached miss to clean: cleaning one means a scan of every key on Redis (`cached` in shared/runtime).

@@ -143,7 +143,7 @@ describe(`hostile requests (${topology})`, () => {
   });
 
   it("finds the free-form objects of the document, which the generators name with . $ __proto__ …", () => {
-    // test/unit/fuzz-generators.test.ts checks the names the generators give them.
+    // test/unit/test/fuzz/hostile.test.ts checks the names the generators give them.
     expect(freeForm.map((x) => x.operation)).toContain("POST /notifications/send-multicast");
   });
 

@@ -30,7 +30,7 @@ import { NedbStore, type Store } from "../../shared/storage";
 import { MongoStore } from "../../shared/storage/mongo";
 import { FakeGridFsBucket } from "../support/fake-gridfs";
 import { dropDatabase, mongoForTests, withDatabase } from "../support/mongo";
-import { chunksOf, picture } from "../unit/pictures";
+import { chunksOf, picture } from "../unit/support/pictures";
 
 const HOUR = 3_600_000;
 const LATER = () => Date.now() + 2 * HOUR;

@@ -19,8 +19,8 @@ import { eventRoundId, type QuestionInfo } from "../../shared/contracts/rounds";
 import type { StoreEventCreatedEvent } from "../../shared/contracts/stores";
 import { DuplicateKeyError } from "../../shared/storage";
 import { describeEachEngine, uid } from "./engines";
-import { jazzClubPlace } from "../unit/fixtures";
-import { picture } from "../unit/pictures";
+import { jazzClubPlace } from "../unit/support/fixtures";
+import { picture } from "../unit/support/pictures";
 
 const HOUR = 3_600_000;
 

@@ -1,6 +1,6 @@
 /**
  * How production starts each kind of process (docker-compose.yml and deploy/k8s/services.yaml;
- * test/unit/deploy-files checks they say the same): its Node options and its container's memory. What
+ * test/unit/deploy.files.test.ts checks they say the same): its Node options and its container's memory. What
  * measures memory (the bench's cases 6 and 7, the cluster's upload test) runs so; without a heap cap V8
  * leaves garbage uncollected for longer (Node 24 more than Node 20), which says how lazy the collector
  * is, not how much the process holds. Why these figures: docs/decisions/0084-node-options-per-service.md.

@@ -7,7 +7,7 @@
  * - the service image: that base, production's Node (the binary .ci/node24 installs), the host's
  *   `npm ci --omit=dev` (in a temporary folder: npm's registry is not reachable from inside a container)
  *   and the built dist/. Its runtime settings are deploy/Dockerfile's runtime stage, declared once in
- *   SERVICE_RUNTIME; test/unit/deploy-recipe.test.ts keeps the two the same;
+ *   SERVICE_RUNTIME; test/unit/test/deploy/support/images.test.ts keeps the two the same;
  * - nats-server (JetStream is built in) and redis-server from Debian's packages (`RUN apt-get`, which
  *   reaches Debian's mirror from inside a build).
  */

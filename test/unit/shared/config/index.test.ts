@@ -1,0 +1,206 @@
+import path from "node:path";
+import { configOf, bindConfig, isEmbedded, loadConfig } from "../../../../shared/config";
+import { ConfigError } from "../../../../shared/errors";
+
+describe("loadConfig", () => {
+  it("when no variable is set, then every setting has its documented default", () => {
+    const config = loadConfig({});
+    expect(config).toMatchObject({
+      nodeEnv: "development",
+      port: 3000,
+      host: "127.0.0.1",
+      services: ["gateway", "auth", "users", "rounds", "stores", "settings", "notifier"],
+      transporter: "",
+      cacher: "Memory",
+      cacheTtlSeconds: 60,
+      logLevel: "info",
+      storeInMemory: false,
+      seedOnEmpty: true,
+      jwtPrivateKeys: [],
+      refreshTokenSecrets: [],
+      jwtLegacySecrets: [],
+      refreshAccessTokenMaxAgeSeconds: 2592000,
+      jwtIssuer: "rounds-platform",
+      accessTokenTtlSeconds: 900,
+      refreshTokenTtlSeconds: 2592000,
+      defaultCurrency: "RUB",
+      requestBodyLimitBytes: 8388608,
+      requestTimeoutMs: 10000,
+    });
+    expect(config.dataDir).toBe(path.resolve("./data"));
+    expect(isEmbedded(config)).toBe(true);
+  });
+
+  it("when variables are set, then they override the defaults with parsed values", () => {
+    const config = loadConfig({
+      PORT: "8080",
+      SERVICES: " gateway , rounds ,, ",
+      STORE_IN_MEMORY: "yes",
+      SEED_ON_EMPTY: "off",
+      LOG_LEVEL: "debug",
+      TRANSPORTER: "nats://127.0.0.1:4222",
+      JWT_ISSUER: "issuer-b",
+      DATA_DIR: "/tmp/rounds-data",
+    });
+    expect(config).toMatchObject({
+      port: 8080,
+      services: ["gateway", "rounds"],
+      storeInMemory: true,
+      seedOnEmpty: false,
+      logLevel: "debug",
+      transporter: "nats://127.0.0.1:4222",
+      jwtIssuer: "issuer-b",
+      dataDir: "/tmp/rounds-data",
+    });
+    expect(isEmbedded(config)).toBe(false);
+  });
+
+  it("when the notifier's retention settings are not set, then jobs stay 30 days, batches and recipients a day", () => {
+    expect(loadConfig({})).toMatchObject({
+      notifierJobRetentionHours: 720,
+      notifierBatchRetentionHours: 24,
+      notifierRecipientRetentionHours: 24,
+    });
+  });
+
+  it("when IDEMPOTENCY_KEY_TTL is not set, then a store event's key is remembered 24 h; set, 60 s to 30 days", () => {
+    expect(loadConfig({}).idempotencyKeyTtlSeconds).toBe(86_400);
+    expect(loadConfig({ IDEMPOTENCY_KEY_TTL: "3600" }).idempotencyKeyTtlSeconds).toBe(3600);
+    expect(() => loadConfig({ IDEMPOTENCY_KEY_TTL: "59" })).toThrow(ConfigError);
+    expect(() => loadConfig({ IDEMPOTENCY_KEY_TTL: "2592001" })).toThrow(ConfigError);
+    expect(() => loadConfig({ IDEMPOTENCY_KEY_TTL: "1d" })).toThrow(ConfigError);
+  });
+
+  it.each(["NOTIFIER_BATCH_RETENTION_HOURS", "NOTIFIER_RECIPIENT_RETENTION_HOURS"])(
+    "when %s is longer than the job's retention, then it is a ConfigError (a job never goes before what hangs off it)",
+    (name) => {
+      expect(() => loadConfig({ NOTIFIER_JOB_RETENTION_HOURS: "48", [name]: "49" })).toThrow(
+        `${name} must not exceed NOTIFIER_JOB_RETENTION_HOURS (48)`,
+      );
+      expect(loadConfig({ NOTIFIER_JOB_RETENTION_HOURS: "48", [name]: "48" })).toBeTruthy();
+    },
+  );
+
+  it("when the retention and compaction settings are not set, then outbox leftovers stay 7 days, staged uploads an hour, files are checked every minute", () => {
+    expect(loadConfig({})).toMatchObject({
+      outboxRetentionHours: 168,
+      stagedUploadRetentionMinutes: 60,
+      storeCompactionIntervalSeconds: 60,
+    });
+    expect(loadConfig({ STORE_COMPACTION_INTERVAL_SECONDS: "0" }).storeCompactionIntervalSeconds).toBe(0);
+  });
+
+  it("when STAGED_UPLOAD_RETENTION_MINUTES is shorter than twice UPLOAD_TIMEOUT_MS, then it is a ConfigError (an upload under way is never swept)", () => {
+    expect(() => loadConfig({ UPLOAD_TIMEOUT_MS: "600000", STAGED_UPLOAD_RETENTION_MINUTES: "19" })).toThrow(
+      "STAGED_UPLOAD_RETENTION_MINUTES must be at least twice UPLOAD_TIMEOUT_MS (600000 ms)",
+    );
+    expect(loadConfig({ UPLOAD_TIMEOUT_MS: "600000", STAGED_UPLOAD_RETENTION_MINUTES: "20" })).toBeTruthy();
+  });
+
+  it("when a variable is the empty string, then its default is used", () => {
+    expect(loadConfig({ PORT: "", LOG_LEVEL: "" })).toMatchObject({ port: 3000, logLevel: "info" });
+  });
+
+  it("when the configuration is loaded, then it is frozen", () => {
+    expect(Object.isFrozen(loadConfig({}))).toBe(true);
+  });
+
+  it.each([
+    ["PORT", "abc"],
+    ["PORT", "80.5"],
+    ["PORT", "70000"],
+    ["PORT", "-1"],
+    ["CACHE_TTL", "0"],
+    ["ACCESS_TOKEN_TTL", "10"],
+  ])("when %s is %p, then it is a ConfigError naming the variable", (name, value) => {
+    expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
+    expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(`^${name} must be an integer`));
+  });
+
+  it("when a boolean or a choice is not one of its values, then it is a ConfigError", () => {
+    expect(() => loadConfig({ STORE_IN_MEMORY: "maybe" })).toThrow(ConfigError);
+    expect(() => loadConfig({ NODE_ENV: "staging" })).toThrow(
+      "NODE_ENV must be one of development, test, production",
+    );
+  });
+
+  it("when TRACING_ENDPOINT is empty, then tracing is off; when it is not an http(s) URL, then it is a ConfigError", () => {
+    expect(loadConfig({})).toMatchObject({
+      tracingEndpoint: "",
+      tracingIntervalMs: 5000,
+      tracingQueueSize: 10000,
+    });
+    expect(loadConfig({ TRACING_ENDPOINT: "http://jaeger:9411/api/v2/spans" }).tracingEndpoint).toBe(
+      "http://jaeger:9411/api/v2/spans",
+    );
+    expect(() => loadConfig({ TRACING_ENDPOINT: "jaeger:9411" })).toThrow(
+      "TRACING_ENDPOINT must be an http:// or https:// URL",
+    );
+    expect(() => loadConfig({ TRACING_ENDPOINT: "not a url" })).toThrow(ConfigError);
+    expect(() => loadConfig({ TRACING_QUEUE_SIZE: "10" })).toThrow(ConfigError);
+  });
+
+  it("when TRACING_SAMPLE_RATE is unset, then one request in ten is traced; set, it is a share between 0 and 1, anything else a ConfigError", () => {
+    expect(loadConfig({}).tracingSampleRate).toBe(0.1);
+    expect(loadConfig({ TRACING_SAMPLE_RATE: "0" }).tracingSampleRate).toBe(0);
+    expect(loadConfig({ TRACING_SAMPLE_RATE: "1" }).tracingSampleRate).toBe(1);
+    expect(loadConfig({ TRACING_SAMPLE_RATE: "0.05" }).tracingSampleRate).toBe(0.05);
+    expect(loadConfig({ TRACING_SAMPLE_RATE: ".5" }).tracingSampleRate).toBe(0.5);
+    for (const bad of ["1.5", "-0.1", "10%", "abc", "1e-2"]) {
+      expect(() => loadConfig({ TRACING_SAMPLE_RATE: bad })).toThrow(
+        "TRACING_SAMPLE_RATE must be a number between 0 and 1",
+      );
+    }
+  });
+
+  // The token keys' checks: test/unit/shared/config/key-checks.test.ts.
+});
+
+describe("configOf", () => {
+  it("when a configuration was bound to a broker, then configOf returns it", () => {
+    const broker = {};
+    const config = loadConfig({});
+    bindConfig(broker, config);
+    expect(configOf(broker)).toBe(config);
+  });
+
+  it("when nothing was bound to a broker, then configOf is a ConfigError", () => {
+    expect(() => configOf({})).toThrow(ConfigError);
+  });
+});
+
+describe("limits and proxies", () => {
+  it("when nothing is set, then limits per address and per user on writes are on, and no proxy is trusted", () => {
+    const config = loadConfig({});
+    expect(config).toMatchObject({
+      addressRateLimit: 60000,
+      authFailureLimit: 600,
+      rateLimits: "rounds.join=120,auth.refresh=60,stores.createEvent=60,notifier.sendMulticast=600",
+      trustedProxies: [],
+    });
+  });
+
+  it("when TRUSTED_PROXIES lists addresses and CIDRs, then they are read", () => {
+    expect(loadConfig({ TRUSTED_PROXIES: "10.0.0.0/8, 192.0.2.1,fd00::/8" }).trustedProxies).toEqual([
+      "10.0.0.0/8",
+      "192.0.2.1",
+      "fd00::/8",
+    ]);
+  });
+
+  it.each(["10.0.0.0/40", "proxy.local", "10.0.0.1/8/2"])(
+    "when TRUSTED_PROXIES has %j, then a ConfigError names the setting",
+    (entry) => {
+      expect(() => loadConfig({ TRUSTED_PROXIES: entry })).toThrow(
+        /^TRUSTED_PROXIES must list IP addresses or CIDRs/,
+      );
+    },
+  );
+
+  it("when the removed TRUST_PROXY is true, then one line names TRUSTED_PROXIES; false is the old default and ignored", () => {
+    expect(() => loadConfig({ TRUST_PROXY: "true" })).toThrow(
+      /^TRUST_PROXY is replaced by TRUSTED_PROXIES: list the addresses or CIDRs/,
+    );
+    expect(loadConfig({ TRUST_PROXY: "false" }).trustedProxies).toEqual([]);
+  });
+});
