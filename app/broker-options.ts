@@ -37,7 +37,7 @@ function channelsMiddleware(config: Config): Middleware[] {
             consumerOptions: { config: { ack_wait: config.notifierAckWaitSeconds * 1e9 } },
             // Every stream (facts, jobs, dead letters) keeps a message OUTBOX_RETENTION_HOURS, as long as a
             // fact may wait in its outbox: with the default "limits" retention a stream otherwise keeps
-            // every message, acknowledged or not, for ever (docs/decisions/0077-outbox-and-upload-retention.md).
+            // every message, acknowledged or not, for ever (docs/decisions/0041-durable-facts.md).
             streamConfig: { max_age: streamMaxAgeNanos(config) },
           },
           maxInFlight: 2,
@@ -154,7 +154,7 @@ export function brokerOptions(config: Config): BrokerOptions {
     // that cannot be written (507): every node of a service writes to the same store, so skipping the
     // node helps no one and would turn the 507 that says why into a bare 503. Nor do calls that never
     // reached the node or lost their answer on the way: a NATS outage says nothing of its health
-    // (docs/decisions/0081-nats-restart-holds-calls.md).
+    // (docs/decisions/0042-nats-outage.md).
     circuitBreaker: {
       enabled: true,
       threshold: 0.5,

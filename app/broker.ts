@@ -19,7 +19,7 @@ type AnyServiceSchema = ServiceSchema<any, any>;
 /**
  * Each service's schema, its module loaded when first asked for: a process loads only the services it
  * runs, and so not the packages only the others use (moleculer-web and busboy in the gateway,
- * firebase-admin in the notifier; docs/decisions/0116-unused-modules-not-loaded.md).
+ * firebase-admin in the notifier; docs/decisions/0060-node-24-production.md).
  */
 /* eslint-disable @typescript-eslint/no-require-imports -- a static import would load every service */
 const serviceModules: Record<string, () => AnyServiceSchema> = {

@@ -4,7 +4,7 @@
  * peak resident memory of each process (targets: ≤ 30 s, ≤ 300 MB). Embedded: one process. Distributed:
  * the integration tier's cluster (gateway and each service its own process over a private nats-server
  * with its default settings, so `max_payload` is 1 MB, and Redis), the recipients crossing from the
- * gateway to the notifier in pages (docs/decisions/0074-multicast-pages.md). Every process runs as
+ * gateway to the notifier in pages (docs/decisions/0032-job-queue.md). Every process runs as
  * deployed (heap cap); the fake FCM runs in this (the load generator's) process.
  */
 import fs from "node:fs";
@@ -123,7 +123,7 @@ async function embedded(recipients: number, fcm: FakeFcm): Promise<Record<string
     FCM_PROJECT_ID: "bench",
     MULTICAST_MAX_RECIPIENTS: String(recipients),
     // The notifier's options as deployed: without a heap cap V8 let garbage pile up to several hundred
-    // MB before collecting (figures: docs/decisions/0035-memory-caps.md).
+    // MB before collecting (figures: docs/decisions/0060-node-24-production.md).
     ...asDeployed("notifier"),
   };
   const ctl = (...args: string[]) =>

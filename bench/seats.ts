@@ -2,7 +2,7 @@
  * Case 8's seat check: after a run, every round a join reached must hold exactly its seeded members and
  * the callers a join seated, and never more members than seats. Joins still unanswered when a timed run
  * stops may or may not have taken a seat, so they widen the allowed count by their number, never the
- * seat limit. A repeated join answers 200 and changes nothing (docs/decisions/0009-joining-a-round.md),
+ * seat limit. A repeated join answers 200 and changes nothing (docs/decisions/0006-round-fields.md),
  * so seats are counted by caller, not by answer.
  */
 

@@ -229,7 +229,7 @@ function requestListener(gw: GatewayService) {
 }
 
 /**
- * No route answers OPTIONS (decision 0131). moleculer-web takes an OPTIONS request for a CORS preflight
+ * No route answers OPTIONS (decision 0036). moleculer-web takes an OPTIONS request for a CORS preflight
  * of the method in its Access-Control-Request-Method (GET without one) and, with no CORS configured,
  * runs that method's alias: OPTIONS would read, join or upload as GET and POST do.
  */
@@ -266,7 +266,7 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
     // time bounds (gateway/http-bounds) and listening on several sockets (gateway/acceptors).
     server: false,
     // The whole HTTP request runs as one call of `rest` (see below). Its time bound is kept by
-    // gateway/request-deadlines rather than by a Moleculer timeout on that call (decision 0105); each
+    // gateway/request-deadlines rather than by a Moleculer timeout on that call (decision 0073); each
     // call it makes to a service keeps its own REQUEST_TIMEOUT_MS.
     // A function: moleculer-web checks a plain object with lodash's isPlainObject on every request.
     // It also vets the client's X-Request-ID, which moleculer-web puts here (gateway/request-id).

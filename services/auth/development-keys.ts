@@ -2,7 +2,7 @@
  * Outside production, with JWT_PRIVATE_KEYS or REFRESH_TOKEN_SECRETS empty, auth makes its own at the
  * first start and keeps them in DATA_DIR/keys (folder 0700, files 0600), so that the next start, and
  * the CLI on the same DATA_DIR, sign and verify with the same ones: never a constant
- * (docs/decisions/0133-development-keys-and-production-key-checks.md).
+ * (docs/decisions/0132-asymmetric-access-tokens.md).
  */
 import { generateKeyPairSync, randomBytes } from "node:crypto";
 import fs from "node:fs";

@@ -1,10 +1,10 @@
 /**
  * Refresh-token families: one document per sign-in, updated in place by every refresh
- * (docs/decisions/0091-refresh-token-families.md). It names the generation of the token now live and
+ * (docs/decisions/0003-refresh-token-rotation.md). It names the generation of the token now live and
  * that token's SHA-256; retired tokens are recognised by their MAC and generation, so none of them
  * needs a document. Every change is one conditional update of the family's document, pinned to the
  * generation it was decided on, so two concurrent refreshes of one token cannot both win
- * (docs/decisions/0011-single-document-atomicity.md).
+ * (docs/decisions/0014-two-engines.md).
  */
 import { DuplicateKeyError, type Collection, type DeepReadonly, type Store } from "../../shared/storage";
 
@@ -33,7 +33,7 @@ export interface RefreshFamilyDoc {
    * presented, they answer "revoked", as the unused successor did when each token had a document.
    */
   lost_generations: number[];
-  /** The token issued before decision 0091 that this family continues (its generation 0), if any. */
+  /** The token issued before decision 0003 that this family continues (its generation 0), if any. */
   legacy_hash: string | null;
   created_at: Date;
   /** When the live token expires; every rotation slides it. */

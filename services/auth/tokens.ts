@@ -29,7 +29,7 @@ export function signAccessToken(
 
 /**
  * Random bytes for tokens, drawn from the CSPRNG 4 KiB at a time and handed out once each: a call to
- * randomBytes per token costs many times a draw from the pool (docs/decisions/0066-token-random-pool.md;
+ * randomBytes per token costs many times a draw from the pool (docs/decisions/0003-refresh-token-rotation.md;
  * Node's randomUUID keeps such a pool too). Every byte is used for one token only.
  */
 const TOKEN_BYTES = 32;
@@ -47,7 +47,7 @@ export function fillRandom(target: Buffer, offset: number, length: number): void
 }
 
 /**
- * 256 random bits, URL-safe: the refresh tokens issued before decision 0091 had this form (the tests
+ * 256 random bits, URL-safe: the refresh tokens issued before decision 0003 had this form (the tests
  * make such tokens to check that they keep working); tokens are now made by refresh-token-format.ts.
  */
 export function newRefreshToken(): string {

@@ -5,14 +5,14 @@
  * already accepted took to be answered.
  * With SO_REUSEPORT the kernel spreads new connections over N sockets of the same port, each accepting
  * one per turn; every socket hands its connections to the same HTTP server, so nothing else changes.
- * The measurements, and why the default is 64, are in docs/decisions/0072-gateway-acceptors.md. A
+ * The measurements, and why the default is 64, are in docs/decisions/0073-slow-clients.md. A
  * socket costs a descriptor, and nothing per turn unless a connection waits on it.
  *
  * SO_REUSEPORT would also let a second process share the port without a word. So the port is first
  * bound plainly (a port in use fails with EADDRINUSE, as with one socket), then released and bound N
  * times with the option. Node has the option from 22.12 (23.1), on Linux. Before that, on Linux, the one
  * socket gets N - 1 more descriptors instead, each accepting one connection per turn from its one
- * queue (gateway/socket-copies, decision 0121). Elsewhere there is one socket.
+ * queue (gateway/socket-copies, decision 0073). Elsewhere there is one socket.
  *
  * The other sockets must hand over connections made as the HTTP server's own would be, and Node does
  * not document the socket options an http.Server keeps: reading them is the http-acceptors hook

@@ -1,5 +1,5 @@
 /**
- * The limits per client address, counted before authentication (decision 0137): every request a
+ * The limits per client address, counted before authentication (decision 0037): every request a
  * gateway takes (ADDRESS_RATE_LIMIT a minute), and the failed authentications (AUTH_FAILURE_LIMIT a
  * minute), past which a request that would cost a call to auth is refused instead: guessing keys or
  * tokens then costs the guesser a minute per few hundred guesses, and auth nothing.

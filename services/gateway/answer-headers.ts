@@ -1,5 +1,5 @@
 /**
- * Headers every answer, or every answer of a route, carries (decision 0136), as constants set on the
+ * Headers every answer, or every answer of a route, carries (decision 0037), as constants set on the
  * response once per request (moleculer-web sets X-Request-ID on every routed response already, so the
  * response's own header table is in use either way; a set costs a validation and a store):
  * - `X-Content-Type-Options: nosniff` on every answer, so a browser never takes an answer for a type

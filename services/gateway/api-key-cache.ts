@@ -1,6 +1,6 @@
 /**
  * API keys auth accepted lately, remembered by the gateway so that a request with one is a call to its
- * service alone, not first a call to auth (decision 0129). An acceptance is kept for AUTH_CACHE_SECONDS
+ * service alone, not first a call to auth (decision 0046). An acceptance is kept for AUTH_CACHE_SECONDS
  * per key and scope; a refusal is never kept, so a wrong key or scope is auth's to answer every time.
  * Every gateway forgets a key when auth revokes it (`api-key.revoked`), and every key when it
  * reconnects to the transporter.

@@ -7,7 +7,7 @@
  *   call to auth (decision 0132);
  * - a valid one is accepted for a user active within AUTH_CACHE_SECONDS, without a call; for any other
  *   user, users is asked whether the user exists and is not removed (`users.status`), the very check
- *   auth would make after the same verification (decision 0112);
+ *   auth would make after the same verification (decision 0046);
  * - a token whose kid is unknown even after asking auth for its keys again (rate-bounded), and an
  *   HS256 token of before ES256 while auth still verifies those (JWT_LEGACY_SECRETS), go to auth, whose
  *   answer is final; so does every valid token when AUTH_CACHE_SECONDS is 0 (the gateway remembers

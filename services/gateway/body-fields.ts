@@ -2,7 +2,7 @@
  * The body fields each route hands on to its action, derived from the contracts' JSON Schemas (the
  * action's params schema, or the multipart form's), less what the path, the query and the headers
  * give: anything else a client sends is dropped at the gateway and never reaches a service, as
- * FastAPI's models ignore extra fields (decision 0136). A body may not name a path, query or header
+ * FastAPI's models ignore extra fields (decision 0037). A body may not name a path, query or header
  * parameter either (a body's `idempotency_key` is not an Idempotency-Key).
  */
 import type { TSchema } from "@sinclair/typebox";

@@ -2,7 +2,7 @@
  * The client address of a request: the peer's, or, when the peer is a proxy named in TRUSTED_PROXIES,
  * the right-most address in X-Forwarded-For that is not one of them (each trusted proxy appends the
  * peer it saw; what lies left of the first untrusted hop was written by the client and is not
- * believed). Decision 0137.
+ * believed). Decision 0037.
  */
 import { BlockList, isIP } from "node:net";
 import type { IncomingMessage } from "node:http";

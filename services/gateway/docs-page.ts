@@ -6,7 +6,7 @@ import path from "node:path";
 /**
  * The package's folder, where its README says the assets are. Its documented `getAbsoluteFSPath()`
  * returns the same folder, but requiring the package runs Swagger UI's browser bundle in this process,
- * which then keeps it in the heap for nothing (docs/decisions/0116-unused-modules-not-loaded.md).
+ * which then keeps it in the heap for nothing (docs/decisions/0060-node-24-production.md).
  */
 const assetFolder = path.dirname(require.resolve("swagger-ui-dist/package.json"));
 

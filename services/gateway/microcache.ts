@@ -59,7 +59,7 @@ export const SHORT_ANSWER_BYTES = 16 * 1024;
 /**
  * What is kept to answer again: a short answer as text. Node writes a text body together with its
  * headers in one write, where a body of bytes goes as a second buffer of a vectored write, which cost a
- * kept answer more than decoding it once (decision 0107); a long answer stays bytes.
+ * kept answer more than decoding it once (decision 0045); a long answer stays bytes.
  */
 export function keptForm(json: JsonBody): JsonBody {
   if (typeof json === "string") return json;
@@ -73,7 +73,7 @@ export function keptForm(json: JsonBody): JsonBody {
 /**
  * A microcached read's 200 is kept for the time its service allows (ctx.meta.$freshUntil). An answer
  * that counts down (`$countdown`, a round's seconds_to_end in its last part) is kept without that part,
- * for as long as the rest holds; the gateway writes the number when it answers (decision 0111).
+ * for as long as the rest holds; the gateway writes the number when it answers (decision 0045).
  */
 export function keepAnswer(
   responses: ResponseCache,

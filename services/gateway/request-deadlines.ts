@@ -4,7 +4,7 @@
  * arriving at the deadline meets its reader's 408 first.
  *
  * Why a sweep: the `rest` call's own timeout did this before, and Moleculer times a call with a timer, a
- * promise race and their closures per call, a share of a hot read's CPU (decision 0105 has the A/B).
+ * promise race and their closures per call, a share of a hot read's CPU (decision 0073 has the A/B).
  * Here a request costs one set insertion and one deletion, and one interval per gateway looks over the
  * requests in flight (at most one per open connection, bar pipelining) a few times a second. The bound
  * is late by at most one tick; a request answered meanwhile is simply dropped from the set.

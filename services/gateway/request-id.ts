@@ -1,5 +1,5 @@
 /**
- * Which client request ids the gateway takes (decision 0039). The id goes into every log line and span
+ * Which client request ids the gateway takes (decision 0063). The id goes into every log line and span
  * of the request and into every packet it sends between services, so it must not grow with what a
  * client sends (a header may hold 16 KB), nor carry spaces or bytes that a log reader or a header would
  * garble. Anything else is dropped, and the request gets an id of Moleculer's making.

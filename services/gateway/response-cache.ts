@@ -2,7 +2,7 @@
  * Answers of reads kept in the gateway, so a read is served again without the hop to the service (the
  * "microcache"). The service says how long its answer stays exactly right (`ctx.meta.$freshUntil`, e.g.
  * until a round's seconds_to_end ticks); the gateway caps that at RESPONSE_CACHE_MS for a caller's own
- * answer, and at CACHE_TTL for one the service says is every caller's but a few (decision 0111: what
+ * answer, and at CACHE_TTL for one the service says is every caller's but a few (decision 0045: what
  * changes it is announced). Entries are grouped by a tag (the round id) so an event that changes the
  * thing (`round.member.joined`) drops every caller's answer at once. Only 200s are kept.
  */

@@ -76,7 +76,7 @@ export interface RouteSpec {
 
 /**
  * The bound of the small bodies (a join, a refresh). The largest honest join body is 100 attributes
- * (the contract's maxItems) of the longest integers, pretty-printed: under 3 KiB (decision 0136).
+ * (the contract's maxItems) of the longest integers, pretty-printed: under 3 KiB (decision 0037).
  */
 export const SMALL_BODY_BYTES = 16 * 1024;
 

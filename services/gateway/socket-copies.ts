@@ -2,7 +2,7 @@
  * More descriptors of one listening socket, for a Node without SO_REUSEPORT (before 22.12). libuv
  * accepts one connection per descriptor and turn of the event loop; each copy of the descriptor is
  * watched on its own, so N copies accept up to N waiting connections a turn from the socket's one queue
- * (decision 0121).
+ * (decision 0073).
  *
  * Node makes a copy of a descriptor only when it passes a server to another process (child_process's
  * `send` with a `net.Server`: the receiver gets a new descriptor of the same socket). So a short-lived

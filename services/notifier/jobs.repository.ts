@@ -4,7 +4,7 @@
  * (a recipient set, `<job id>.<random>`), so no document nears MongoDB's 16 MB at the 1,000,000-id
  * ceiling. Delivery plans one page at a time: its token batches are written once (then fixed, so a
  * redelivered job resends nothing already sent), and each batch moves from pending to done in one
- * conditional update. How long each of them is kept: docs/decisions/0075-notifier-retention.md.
+ * conditional update. How long each of them is kept: docs/decisions/0032-job-queue.md.
  */
 import { randomBytes } from "node:crypto";
 import { DuplicateKeyError, type Collection, type Store } from "../../shared/storage";
@@ -40,14 +40,14 @@ export interface JobDoc extends JobCounts, Omit<JobFields, "keys"> {
   /**
    * The request's `keys` as [name, value] pairs, in order: a client's name is never a field name of the
    * stored document, so any name (`a.b`, `$x`, `__proto__`) is stored and read back as it came, on every
-   * engine (docs/decisions/0138-free-form-key-names.md).
+   * engine (docs/decisions/0028-multicast-request.md).
    */
   key_pairs?: KeyPair[] | null;
   /** Jobs recorded before key_pairs: `keys` as an object (names the store accepted as field names). */
   keys?: Record<string, KeyValue> | null;
   /**
    * The id of the API key that made the job: the only one that may read it. Absent on jobs recorded
-   * before this was kept: no key may read them (docs/decisions/0139-who-sees-a-job-and-a-meeting-link.md).
+   * before this was kept: no key may read them (docs/decisions/0019-api-keys.md).
    */
   created_by?: string;
   recipients: number;

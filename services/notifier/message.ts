@@ -4,7 +4,7 @@
  * notification and data must stay under FCM's 4 KB payload limit (checked here, as a 422).
  *
  * A key's name is any string FCM does not reserve: `a.b`, `$x`, `constructor`, `__proto__` reach the
- * device as they came (docs/decisions/0138-free-form-key-names.md). The data object has no prototype,
+ * device as they came (docs/decisions/0028-multicast-request.md). The data object has no prototype,
  * so no name is ever an accessor (`__proto__` is an own entry like any other); firebase-admin copies
  * plain objects by assignment, which would drop a `__proto__` entry, and passes any other object on
  * as it is (a test through a local FCM shows every name arriving).

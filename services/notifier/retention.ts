@@ -1,5 +1,5 @@
 /**
- * What the notifier keeps, and for how long (docs/decisions/0075-notifier-retention.md): an ended job's
+ * What the notifier keeps, and for how long (docs/decisions/0032-job-queue.md): an ended job's
  * recipients (NOTIFIER_RECIPIENT_RETENTION_HOURS) and token batches (NOTIFIER_BATCH_RETENTION_HOURS),
  * then the job itself (NOTIFIER_JOB_RETENTION_HOURS, which is also how long its Idempotency-Key is
  * honoured); a recipient set no job took goes an hour after it was opened. Swept hourly by each notifier

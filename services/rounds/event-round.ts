@@ -1,4 +1,4 @@
-/** How a store event becomes its round (docs/decisions/0027-store-event-response.md). */
+/** How a store event becomes its round (docs/decisions/0023-store-event-form.md). */
 import type { CreateRoundParams, QuestionInfo } from "../../shared/contracts/rounds";
 import type { StoreEventCreatedEvent } from "../../shared/contracts/stores";
 import type { RoundLocation } from "../../shared/contracts/round";

@@ -1,7 +1,7 @@
 /**
  * The question catalog of rounds (themes with their category). Integer ids, as the spec's store event
  * reports `question_id`. The catalog is written at start if missing; an event's round gets a question
- * drawn at random from it (see docs/decisions/0027-store-event-response.md).
+ * drawn at random from it (see docs/decisions/0023-store-event-form.md).
  */
 import { randomInt } from "node:crypto";
 import type { QuestionInfo } from "../../shared/contracts/rounds";

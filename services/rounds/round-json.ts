@@ -4,7 +4,7 @@
  *
  * Who sees a round alike: anyone who is neither its owner (sees every phone), nor a member (sees their
  * own phone), nor has it among their favourites (in_favorites), nor, when its item carries a meeting
- * link or password, manages the item's store (sees them, as owner and members do: decision 0139).
+ * link or password, manages the item's store (sees them, as owner and members do: decision 0019).
  * Those are rendered per request; the shared answer is rendered for an outsider, so it carries null
  * for the meeting link and password.
  * What moves with the clock: seconds_to_end every second, which is spliced in per request (and by the

@@ -1,5 +1,5 @@
 /**
- * The app-version rule (see docs/decisions/0022-app-settings.md): compare numerically, part by part.
+ * The app-version rule (see docs/decisions/0020-friends.md): compare numerically, part by part.
  *   your < min_version              → required (the app must update)
  *   min_version ≤ your < current    → optional (an update exists)
  *   your ≥ current                  → none

@@ -1,7 +1,7 @@
 /**
  * A small country table for event locations: the form gives a country name only, a round's location
  * needs its code, phone code and currency. Unknown countries keep their name with empty codes and the
- * default currency (see docs/decisions/0027-store-event-response.md).
+ * default currency (see docs/decisions/0023-store-event-form.md).
  */
 export interface CountryInfo {
   code: string;

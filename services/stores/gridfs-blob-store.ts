@@ -1,7 +1,7 @@
 /**
  * The blob engine with MONGO_URI: pictures in MongoDB GridFS (bucket `media`: collections media.files and
  * media.chunks), through the driver's GridFSBucket on the store's own connection
- * (docs/decisions/0140-pictures-in-gridfs.md). Every stores process reads and writes the same bucket, so
+ * (docs/decisions/0023-store-event-form.md). Every stores process reads and writes the same bucket, so
  * any of them serves any picture, and a restart loses none.
  *
  * An upload streams straight into a GridFS upload stream named `.staging/<staged id>`: the driver keeps

@@ -1,5 +1,5 @@
 /**
- * What the media folder would keep for ever without a sweep (docs/decisions/0077-outbox-and-upload-retention.md):
+ * What the media folder would keep for ever without a sweep (docs/decisions/0041-durable-facts.md):
  * - staged uploads a killed process left in `.staging` (a kill -9 between stage and commit: nothing
  *   else ever deletes them);
  * - pictures moved into place whose item was never written (a kill between the move and the insert,

@@ -2,7 +2,7 @@
  * The stores' picture engine, chosen with the document store: GridFS on MongoDB's own connection when
  * MONGO_URI is set (any stores process serves any picture), else files under MEDIA_DIR (default
  * DATA_DIR/media). The GridFS engine, like mongoose, is loaded only when it is used
- * (docs/decisions/0116-unused-modules-not-loaded.md).
+ * (docs/decisions/0060-node-24-production.md).
  */
 import path from "node:path";
 import type { Config } from "../../shared/config";

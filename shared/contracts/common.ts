@@ -28,7 +28,7 @@ export interface FreshnessMeta {
   /**
    * Set with `$sameForAllBut` when the answer ends in a round's `seconds_to_end` and its closing brace:
    * the bytes before them hold until `until` (null: no end), so the gateway may keep those that long and
-   * write the number itself (decision 0111).
+   * write the number itself (decision 0045).
    */
   $countdown?: Countdown;
 }

@@ -3,7 +3,7 @@
  * nats-server's default `max_payload` (1 MB), which operators are not asked to raise. A page is bounded
  * by its count and by its size as JSON (what the Hybrid serializer sends), so long or heavily escaped
  * items make a page shorter instead of a packet larger. Which list is paged where, and why each bound:
- * docs/decisions/0074-multicast-pages.md.
+ * docs/decisions/0032-job-queue.md.
  */
 
 /** Most bytes of JSON one page of a list may take (the packet adds its envelope: meta, ids, a few hundred bytes). */

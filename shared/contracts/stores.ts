@@ -85,7 +85,7 @@ export const StoreIdParam = Type.String({ minLength: 1, maxLength: 20 });
 
 /**
  * The `Idempotency-Key` header of POST /stores/{store_id}/events: bounded as the multicast's
- * (docs/decisions/0076-store-event-idempotency-key.md).
+ * (docs/decisions/0023-store-event-form.md).
  */
 export const EventIdempotencyKey = Type.String({
   minLength: 1,
@@ -98,7 +98,7 @@ export const EventIdempotencyKey = Type.String({
     "leaves nothing to replay.",
 });
 
-/** Set ("true") on an answer an earlier request with the same Idempotency-Key made (decision 0076). */
+/** Set ("true") on an answer an earlier request with the same Idempotency-Key made (decision 0023). */
 export const REPLAYED_HEADER = "Idempotent-Replayed";
 
 /** Drawn by the gateway for one request: whose hold on an Idempotency-Key this is. */

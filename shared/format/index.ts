@@ -16,7 +16,7 @@ export function sellerType(store: { is_blogger: boolean }): "blogger" | "store" 
 
 /**
  * A round's `seconds_to_end` at `nowMs`: whole seconds left until `endsAtMs`, never below 0. The rounds
- * service renders it, and the gateway writes it into an answer it keeps (decision 0111), so both count
+ * service renders it, and the gateway writes it into an answer it keeps (decision 0045), so both count
  * alike.
  */
 export function secondsLeft(endsAtMs: number, nowMs: number): number {

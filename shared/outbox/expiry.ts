@@ -3,7 +3,7 @@
  * channel that refuses it) would stay in its document for ever, and with it the document in the sparse
  * outbox index and in every sweep of the relay. After OUTBOX_RETENTION_HOURS it is dropped, and each
  * drop is logged with the fact it announced, which is lost: its consumers never apply it
- * (docs/decisions/0077-outbox-and-upload-retention.md). A task of the service's sweeper
+ * (docs/decisions/0041-durable-facts.md). A task of the service's sweeper
  * (shared/runtime/sweeper.ts; started by shared/runtime/start-outbox-relay.ts).
  */
 import type { PendingEntry } from "./entry";

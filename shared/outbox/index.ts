@@ -115,7 +115,7 @@ export class DocumentOutbox<T extends { _id: string | number } & OutboxFields> i
   /**
    * Drops the entries recorded before `before` that are still there, and tells `onDrop` of each one it
    * removed (an entry a relay published meanwhile is not dropped, and not told): the facts no channel
-   * took within the retention (docs/decisions/0077-outbox-and-upload-retention.md). Walks the documents
+   * took within the retention (docs/decisions/0041-durable-facts.md). Walks the documents
    * with entries (the sparse index) in pages by `_id`; resolves to how many entries went.
    */
   async dropOlderThan(before: Date, onDrop: (dropped: PendingEntry) => void): Promise<number> {

@@ -9,7 +9,7 @@
  * collection frees them, and until it runs they keep every young object they point to alive: the
  * requests' objects survive every scavenge and are copied into the old generation. Some processes,
  * chosen at random in their first seconds, started that way and served hot reads at a fraction of the
- * others' rate (docs/decisions/0130-no-allocation-site-pretenuring.md has the runs).
+ * others' rate (docs/decisions/0060-node-24-production.md has the runs).
  *
  * V8's flag `--allocation-site-pretenuring` is not one Node documents or lets NODE_OPTIONS carry, so
  * it is set here through `v8.setFlagsFromString` (documented; V8 reads this flag at every scavenge) as

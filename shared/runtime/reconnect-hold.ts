@@ -1,6 +1,6 @@
 /**
  * Calls held across a NATS reconnect, so that a broker restart of a second or two costs callers a wait
- * rather than an error (docs/decisions/0081-nats-restart-holds-calls.md).
+ * rather than an error (docs/decisions/0042-nats-outage.md).
  *
  * What is published while a NATS connection is down is not kept: nats.js empties its outbound buffer at
  * every reconnect attempt (NATS core is at most once), and the first attempt follows the loss at once.

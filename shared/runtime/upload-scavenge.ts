@@ -7,7 +7,7 @@
  * the last full collection, so a gateway with a large heap cap grew by about that much for any picture.
  * A scavenge, which frees young Buffers no longer referenced, every SCAVENGE_EVERY_BYTES of chunks keeps
  * the growth to a few chunks' worth, at the cost of a young-generation collection (the figures:
- * docs/decisions/0119-upload-chunks-scavenged.md). A process busy with other work scavenges often on its
+ * docs/decisions/0025-upload-chunks.md). A process busy with other work scavenges often on its
  * own, and then each scavenge asked for is one more pause for its requests: so none is asked for when V8
  * ran one since the last SCAVENGE_EVERY_BYTES (perf_hooks' gc entries tell), which frees the same chunks.
  *

@@ -3,7 +3,7 @@
  * (files under DATA_DIR, or memory). One store per broker, shared by the services of that process; each
  * service still touches only its own collections. The MongoDB engine (mongoose, its driver and BSON) is
  * loaded only when MONGO_URI is set: a process on the embedded engine never uses it, and loaded it holds
- * memory from start to end (docs/decisions/0116-unused-modules-not-loaded.md).
+ * memory from start to end (docs/decisions/0060-node-24-production.md).
  */
 import path from "node:path";
 import type { Config } from "../config";

@@ -8,11 +8,11 @@
  * COMPACTION_MIN_GROWTH, and at least half of it is dead lines (`mostlyDead`): rewriting the live half
  * then costs at most one byte written per byte appended since, and a file grown by inserts, which a
  * rewrite would not shrink, is left as it is until it has doubled again from its live bytes
- * (docs/decisions/0124-compaction-only-of-dead-lines.md). A compaction writes the whole file elsewhere
+ * (docs/decisions/0078-nedb-compaction-while-running.md). A compaction writes the whole file elsewhere
  * before it replaces the old one, so it is skipped while the file system has less room than twice the
  * file. A file larger than STORE_COMPACTION_MAX_MB is left to the next load: NeDB's compaction
  * holds the collection, and for a moment the whole process, for a time that grows with the data
- * (docs/decisions/0108-no-compaction-of-large-files-while-running.md).
+ * (docs/decisions/0078-nedb-compaction-while-running.md).
  *
  * Not NeDB's `setAutocompactionInterval`: it compacts every file at every tick however little changed,
  * and calls `compactDatafile` without a callback, so a compaction that fails (a full disk) would be an
@@ -69,9 +69,9 @@ export function fileSize(file: string): number | null {
  * Syncs `file`, then its folder, in the thread pool. Before a compaction: NeDB's compaction syncs both
  * in the collection's queue (the old file before it writes the new one, the folder before and after),
  * and what was appended since the kernel last wrote the file back made those syncs most of the time
- * the collection waited (docs/decisions/0126-compaction-syncs-ahead.md); synced here first, while
+ * the collection waited (docs/decisions/0078-nedb-compaction-while-running.md); synced here first, while
  * operations go on, they find only what was appended meanwhile. At close, for a file not compacted:
- * appends are synced only with STORE_FSYNC (docs/decisions/0125-close-compacts-only-dead-lines.md).
+ * appends are synced only with STORE_FSYNC (docs/decisions/0078-nedb-compaction-while-running.md).
  * Resolves to whether both were synced; never throws: a file that cannot be synced is left as after
  * any write without STORE_FSYNC, and a compaction's own syncs report what fails.
  */

@@ -5,7 +5,7 @@
  * under load a write call costs several times what it costs alone, and a token refresh made two of them
  * when this was measured (figures: docs/decisions/0052-nedb-write-path.md). With STORE_FSYNC the write is followed by one
  * `fdatasync` per group, so what was answered also outlives a power loss (what that costs:
- * docs/decisions/0080-store-durability.md).
+ * docs/decisions/0014-two-engines.md).
  *
  * Lines appended by what a group write has just answered go out in the same turn, once those
  * continuations have run, not a turn later (shared/storage/nedb-follow-up).

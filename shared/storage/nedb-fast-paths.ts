@@ -1,6 +1,6 @@
 /**
  * Two of NeDB's per-write costs, done the cheap way with the same results (what they cost a token
- * refresh: docs/decisions/0068-nedb-per-write-work.md):
+ * refresh: docs/decisions/0052-nedb-write-path.md):
  * - `serializeLine` writes NeDB's line format (`{"$$date": ms}` for dates) without `JSON.stringify`'s
  *   replacer callback, which NeDB calls for every key and value. Keys need no check here: NeDB checked
  *   them when the document was inserted or modified.

@@ -6,7 +6,7 @@
  * update after its read of the round, a refresh's update after its read of the sign-in's family. A
  * group write scheduled from within a `setImmediate` runs only in the next turn's, after that turn has
  * read and served every request that arrived meanwhile: under load, most of a request's time
- * (docs/decisions/0128-chained-writes-in-the-same-turn.md).
+ * (docs/decisions/0052-nedb-write-path.md).
  *
  * So once a group write has resolved waiters, every data file holds the lines appended meanwhile until
  * those continuations have run, and then writes them, still one write per file. A microtask queued after

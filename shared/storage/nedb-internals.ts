@@ -130,7 +130,7 @@ function lineFormatMissing(model: Partial<NedbLib["model"]> | undefined): string
  * NeDB's `model.serialize`, which its persistence calls for every line it writes (a compaction: every
  * document of the collection, while the collection's operations wait), replaced process-wide by
  * serializeLine: the same line, without `JSON.stringify`'s replacer called for every key and value
- * (about a quarter of the time: docs/decisions/0113-compaction-lines-without-replacer.md). NeDB checked
+ * (about a quarter of the time: docs/decisions/0078-nedb-compaction-while-running.md). NeDB checked
  * every key when the document was inserted or modified, which is all its replacer checks again.
  */
 export const nedbSerializeHook: InternalsHook<NedbLib> = {

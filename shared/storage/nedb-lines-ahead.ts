@@ -1,6 +1,6 @@
 /**
  * A compaction's lines, made ahead a slice at a time
- * (docs/decisions/0114-compaction-lines-made-ahead.md). NeDB's compaction turns every document of the
+ * (docs/decisions/0078-nedb-compaction-while-running.md). NeDB's compaction turns every document of the
  * collection into its line in one loop that never gives the event loop a turn: for a large collection
  * the process sends no heartbeat and answers nothing for seconds, and its peers may drop it. Here the
  * lines are made first, in slices of about `SLICE_MS` with a turn of the event loop after each; NeDB's
@@ -8,7 +8,7 @@
  *
  * Lines are kept by document object, and a kept document is never changed (a write replaces it), so a
  * line made for an object is that object's line for good. Most are made before the compaction takes
- * the collection's queue, while operations go on (docs/decisions/0123-compaction-lines-made-before.md);
+ * the collection's queue, while operations go on (docs/decisions/0078-nedb-compaction-while-running.md);
  * inside the queue only the documents written meanwhile are left to make.
  */
 import { serializeLine } from "./nedb-fast-paths";

@@ -62,7 +62,7 @@ export interface NedbCollectionOptions {
   compactionIntervalMs: number;
   /**
    * The largest file compacted while running (STORE_COMPACTION_MAX_MB); 0: no limit. A larger one is
-   * compacted only when loaded (docs/decisions/0108-no-compaction-of-large-files-while-running.md).
+   * compacted only when loaded (docs/decisions/0078-nedb-compaction-while-running.md).
    */
   compactionMaxBytes: number;
 }
@@ -204,7 +204,7 @@ class NedbCollection<T extends Doc> implements Collection<T> {
    * queue like every operation, so it sees every write asked for before it. Without the hook, findOne.
    * It answers with the turn's group write, as every operation does, though only its own document's
    * lines matter to it: answered apart, reads made the embedded server serve fewer requests a second
-   * (docs/decisions/0127-reads-answered-with-the-turn.md).
+   * (docs/decisions/0052-nedb-write-path.md).
    */
   readById(id: T["_id"]): Promise<DeepReadonly<T> | null> {
     if (!this.hooks.readById) return this.findOne({ _id: id }) as Promise<DeepReadonly<T> | null>;
@@ -275,7 +275,7 @@ class NedbCollection<T extends Doc> implements Collection<T> {
     // whoever asks for a TTL index sweeps the same documents itself (port.ts).
     // NeDB keeps index definitions in its file and ignores a second ensureIndex for the same field, and
     // it has no API that tells an index's options: so the index is made again at every start, or one
-    // made with other options (an older release) would stay (docs/decisions/0101-nedb-index-options.md).
+    // made with other options (an older release) would stay (docs/decisions/0052-nedb-write-path.md).
     await this.write(() => this.ds.removeIndexAsync(fieldName as string));
     await this.write(() => this.ds.ensureIndexAsync({ fieldName, unique, sparse }));
   }
@@ -344,8 +344,8 @@ class NedbCollection<T extends Doc> implements Collection<T> {
    * disk. The file is compacted first only if at least half of it is dead lines and it is within
    * STORE_COMPACTION_MAX_MB: rewriting a file that is mostly live (one grown by inserts) would only make
    * the stop longer, since NeDB rewrites every file it loads anyway
-   * (docs/decisions/0125-close-compacts-only-dead-lines.md; a large file:
-   * docs/decisions/0109-no-compaction-of-large-files-at-close.md).
+   * (docs/decisions/0078-nedb-compaction-while-running.md; a large file:
+   * docs/decisions/0078-nedb-compaction-while-running.md).
    */
   async close(): Promise<void> {
     const size = fileSize(this.filename);
@@ -450,7 +450,7 @@ export class NedbStore implements Store {
     if (dir) acquireLock(dir);
     if (dir && this.options.compactionIntervalMs > 0) {
       // The first check after a random part of the interval: processes started together would otherwise
-      // compact at the same instants (docs/decisions/0115-compaction-checks-out-of-step.md).
+      // compact at the same instants (docs/decisions/0052-nedb-write-path.md).
       const interval = this.options.compactionIntervalMs;
       const tick = () => void this.compactGrown();
       this.compactionTimer = setTimeout(() => {

@@ -3,7 +3,7 @@
  * the cluster project, a nats-server with its default 1 MB `max_payload`): a multicast to 100,000 users
  * delivered to every device, one to the 1,000,000-id ceiling accepted and finished, a retried paged
  * multicast made once, and a friends list larger than a packet answered whole. Nothing crosses the
- * transporter in one packet larger than a page (docs/decisions/0074-multicast-pages.md).
+ * transporter in one packet larger than a page (docs/decisions/0032-job-queue.md).
  */
 import { call } from "../../shared/contracts";
 import { MAX_RECIPIENTS_CEILING, RECIPIENT_PAGE_MAX } from "../../shared/contracts/notifier";
@@ -155,7 +155,7 @@ describe("a friends list larger than a packet", () => {
     expect(res.status).toBe(200);
     expect(res.headers.get("content-type")).toMatch(/^application\/json/);
     expect(Buffer.byteLength(res.text)).toBeGreaterThan(1024 * 1024);
-    // A streamed answer carries the route's headers as any other (decision 0136).
+    // A streamed answer carries the route's headers as any other (decision 0037).
     expect(res.headers.get("cache-control")).toBe("no-store");
     expect(res.headers.get("x-content-type-options")).toBe("nosniff");
     expect(res.body.map((f: { id: string }) => f.id).sort()).toEqual(friends.sort());

@@ -3,7 +3,7 @@
  * What a process loads: the system built in a child process (its own module cache, as in production),
  * then the packages it holds are read from `require.cache`. A process on the embedded store loads no
  * MongoDB engine, none loads Swagger UI's browser bundle, and a process running some services loads no
- * package only the others use (docs/decisions/0116-unused-modules-not-loaded.md).
+ * package only the others use (docs/decisions/0060-node-24-production.md).
  */
 import { spawnSync } from "node:child_process";
 import { childEnv, root } from "../support/processes";

@@ -1,5 +1,5 @@
 /**
- * The whole-request bound (HTTP_REQUEST_TIMEOUT_MS; decisions 0073 and 0105): a request whose answer is
+ * The whole-request bound (HTTP_REQUEST_TIMEOUT_MS; decision 0073): a request whose answer is
  * not ready a second after its deadline is answered 504 in the spec's shape by the gateway's sweep of
  * the requests in flight, whatever the calls behind it still wait for, and the gateway goes on serving.
  * The bound under test is set to 2 s and each call's own timeout (REQUEST_TIMEOUT_MS) well above it, so

@@ -236,7 +236,7 @@ describe("a member removed after the round was read", () => {
   });
 });
 
-describe("GET /rounds/{round_id}: an event round's meeting link and password (decision 0139)", () => {
+describe("GET /rounds/{round_id}: an event round's meeting link and password (decision 0019)", () => {
   const HIDDEN = { meeting_link: null, meeting_password: null };
   const join = (roundId: string, token: string) =>
     api(sys, "POST", `/rounds/${roundId}/join`, { token, json: { attributes: [] } });

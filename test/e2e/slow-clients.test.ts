@@ -36,7 +36,7 @@ const UPLOADS_EACH = 5;
 const LATE_MS = CONNECTION_CHECK_MS + 2500;
 /**
  * Where the gateway listens on one socket (not on Linux, or the http-acceptors hook forced off;
- * decisions 0072, 0121), a connection may wait in the port's accept queue after the client sent its
+ * decision 0073), a connection may wait in the port's accept queue after the client sent its
  * first bytes and before Node sees the request: its bounds start then. How long, the test measures
  * (acceptWaits) and allows; where the gateway listens on many sockets it allows nothing.
  */
@@ -105,7 +105,7 @@ describe("slow clients", () => {
       );
       // The first manager's uploads go first, and the others once one of them has been answered (its
       // fifth, refused at once): in whatever order the gateway's listening sockets then accept the others
-      // (decision 0072), that manager had its four in progress when its fifth came.
+      // (decision 0073), that manager had its four in progress when its fifth came.
       const firstManager = Array.from({ length: UPLOADS_EACH }, () =>
         stalledUpload(sys.baseUrl, storeId, tokens[0]),
       );

@@ -479,7 +479,7 @@ function jsonBody(o: Operation): fc.Arbitrary<BodyPlan> {
  * Names a document store, a query language or a JavaScript object treats specially: MongoDB's and
  * NeDB's field-name rules (`.` anywhere, a leading `$`), operators, and what assignment into a plain
  * object turns into a prototype change or a shadowed method. Every free-form object of the API document
- * gets them as its names (docs/decisions/0138-free-form-key-names.md).
+ * gets them as its names (docs/decisions/0028-multicast-request.md).
  */
 export const HOSTILE_NAMES = [
   "a.b",

@@ -102,7 +102,7 @@ maybe("a multipart upload in the cluster", () => {
     expect(fs.existsSync(path.join(gateway.dataDir, "media", name))).toBe(false);
     // The gateway's peak memory grew by far less than the picture: it passed chunks on as they came.
     // It does with the upload-scavenge hook forced off too, at V8's own pace; what each grows by is in
-    // docs/decisions/0119-upload-chunks-scavenged.md.
+    // docs/decisions/0025-upload-chunks.md.
     expect(growth()).toBeLessThan(48 * MB);
   }, 60_000);
 });
@@ -237,7 +237,7 @@ maybe("NATS restarted under load", () => {
   let manifest: DemoManifest;
 
   // The default configuration, gateway caches included, as operators run it (and as the restart was
-  // first measured, docs/decisions/0081-nats-restart-holds-calls.md), but for the limits this load
+  // first measured, docs/decisions/0042-nats-outage.md), but for the limits this load
   // passes: its 8 clients send back to back from one address (some 30,000 requests a minute here,
   // more on a faster machine), each refreshing client some 2,500 refreshes a minute, which the
   // defaults (ADDRESS_RATE_LIMIT 60,000, auth.refresh 60 a user) would answer 429.

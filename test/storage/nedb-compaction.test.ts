@@ -235,7 +235,7 @@ describe("NeDB compaction on its interval", () => {
 
   it("when a store opens with a long interval, then it first looks at its files after a random part of it, then once an interval", async () => {
     // Math.random() 0.001 of the default 60 s: the first look about 60 ms after opening. Stores opened
-    // together (a cluster started at once) so look, and compact, at different instants (decision 0115).
+    // together (a cluster started at once) so look, and compact, at different instants (decision 0052).
     const random = jest.spyOn(Math, "random").mockReturnValue(0.001);
     const store = new NedbStore(freshDir(), { off: [] }, { compactionIntervalMs: 60_000 });
     random.mockRestore();

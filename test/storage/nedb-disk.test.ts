@@ -210,7 +210,7 @@ describe("NeDB on disk", () => {
     await docs.insertOne({ _id: "read", n: 0 });
     const other = docs.insertOne({ _id: "other", n: 1 });
     expect(await docs.readById("read")).toEqual({ _id: "read", n: 0 });
-    // Answered with the turn's group write, as every operation is (decision 0127).
+    // Answered with the turn's group write, as every operation is (decision 0052).
     expect(fs.readFileSync(path.join(dir, "things.db"), "utf8")).toContain('"_id":"other"');
     await other;
     await closeStore(store);

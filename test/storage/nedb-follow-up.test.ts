@@ -44,7 +44,7 @@ describe("NeDB writes that follow a group write", () => {
       { _id: "read", n: 0 },
       { _id: "other", n: 0 },
     ]);
-    // A line waiting, so that the read is answered by the turn's group write (decision 0127).
+    // A line waiting, so that the read is answered by the turn's group write (decision 0052).
     const other = docs.updateOne({ _id: "other" }, { $set: { n: 1 } });
     await docs.readById("read");
     expect(await answeredThisTurn(() => docs.updateOne({ _id: "read" }, { $set: { n: 1 } }))).toBe(true);

@@ -1,5 +1,5 @@
 /**
- * Outbox leftovers on every engine (docs/decisions/0077-outbox-and-upload-retention.md): entries no
+ * Outbox leftovers on every engine (docs/decisions/0041-durable-facts.md): entries no
  * channel took within the retention are dropped from their documents, each one reported once, the
  * younger ones and the documents themselves kept; the sparse outbox index forgets a document whose last
  * entry went.

@@ -3,7 +3,7 @@
  * test/unit/deploy.files.test.ts checks they say the same): its Node options and its container's memory. What
  * measures memory (the bench's cases 6 and 7, the cluster's upload test) runs so; without a heap cap V8
  * leaves garbage uncollected for longer (Node 24 more than Node 20), which says how lazy the collector
- * is, not how much the process holds. Why these figures: docs/decisions/0084-node-options-per-service.md.
+ * is, not how much the process holds. Why these figures: docs/decisions/0060-node-24-production.md.
  */
 
 import { SERVICE_USERS } from "../../shared/ops/nats-auth";

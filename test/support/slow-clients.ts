@@ -133,7 +133,7 @@ export function slowHeaders(
  * How long a new connection waits to be answered while the test runs: every `everyMs` a fresh connection
  * asks `GET /health` (and the server closes it once answered), and the time from its opening to its
  * close is recorded. Where the server listens on one socket, that is mostly the time the connection
- * waited in the port's accept queue, which no bound of the server can see (decision 0072). `stop`
+ * waited in the port's accept queue, which no bound of the server can see (decision 0073). `stop`
  * resolves to every wait measured, in milliseconds.
  */
 export function acceptWaits(baseUrl: string, everyMs: number): { stop(): Promise<number[]> } {

@@ -1,6 +1,6 @@
 /**
  * How the embedded store tells a file worth compacting from one grown by inserts
- * (docs/decisions/0124-compaction-only-of-dead-lines.md): the live bytes a compaction would write,
+ * (docs/decisions/0078-nedb-compaction-while-running.md): the live bytes a compaction would write,
  * estimated from a sample of the documents, against the file's size.
  */
 import { serializeLine } from "../../../../shared/storage/nedb-fast-paths";
