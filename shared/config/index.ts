@@ -235,6 +235,12 @@ export const configSchema = {
     oneOf("short", "json"),
   ),
   dataDir: entry("DATA_DIR", "./data", "Folder of the embedded document store and its demo manifest", str),
+  adminSocket: entry(
+    "ADMIN_SOCKET",
+    "true",
+    "Embedded mode (no TRANSPORTER): take the operations CLI's commands on DATA_DIR/admin.sock, a Unix socket only the server's own user may use (mode 0600), so the CLI works while the server runs; false: no socket, the CLI then needs the server stopped (docs/decisions/0142-cli-beside-a-running-server.md)",
+    bool,
+  ),
   storeInMemory: entry("STORE_IN_MEMORY", "false", "Keep the embedded store in memory only (tests)", bool),
   storeFsync: entry(
     "STORE_FSYNC",
