@@ -168,7 +168,8 @@ const HEADER = `Usage: npm run -s ctl -- <command> [arguments] [flags]   (built,
 
 Embedded mode (no TRANSPORTER): a running server takes the command on DATA_DIR/admin.sock; with the
 server stopped the CLI works on DATA_DIR itself. With TRANSPORTER set it joins the cluster as a node.
-Flags come after the command's words; --help after any command describes it alone.`;
+Flags come after the command's words; --help (-h) after any command describes it alone. The answer is
+JSON on stdout; a failure is one line on stderr and exit 1, a wrong command line one line and exit 2.`;
 
 /** The help for every command whose words start with `words` (all of them for none). */
 export function helpText(words: readonly string[] = []): string {
