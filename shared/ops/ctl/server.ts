@@ -118,14 +118,15 @@ async function serve(socket: net.Socket, opts: AdminSocketOptions): Promise<void
     answer = { ok: false, error: wireError(err) };
     if (command) opts.log.info(`CLI command "${command}" failed: ${answer.error.message}`);
   }
-  if (socket.destroyed || socket.writableEnded) return;
+  if (socket.destroyed || socket.writableEnded) return void socket.destroy();
   let text: string;
   try {
     text = JSON.stringify(answer);
   } catch (err) {
     text = JSON.stringify({ ok: false, error: wireError(err) });
   }
-  socket.end(`${text}\n`);
+  // Closed once written, whatever the client still sends or holds open: connections are few (8).
+  socket.end(`${text}\n`, () => socket.destroy());
 }
 
 /**
@@ -146,6 +147,8 @@ export async function openAdminSocket(opts: AdminSocketOptions): Promise<AdminSo
   try {
     await listenPrivately(server, file);
   } catch (err) {
+    // Listening but not private (the chmod failed) is no better than not listening.
+    if (server.listening) server.close();
     opts.log.warn(`No admin socket at ${file}: ${(err as Error).message}; the CLI needs the server stopped`);
     return null;
   }

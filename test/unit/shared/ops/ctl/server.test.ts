@@ -120,6 +120,24 @@ describe("openAdminSocket", () => {
     expect(answer.error!.message).toMatch(/no whole line within 100 ms/);
   });
 
+  it("when a client holds its connection open after the answer, then the server closes it all the same", async () => {
+    const { file } = await open(async () => "ran");
+    // allowHalfOpen: this client never ends its side by itself.
+    const client = net.connect({ path: file, allowHalfOpen: true });
+    let out = "";
+    client.on("data", (d) => (out += d));
+    const ended = new Promise((r) => client.on("end", r));
+    const failed = new Promise<NodeJS.ErrnoException>((r) => client.on("error", r));
+    client.write('{"command":"seed"}\n');
+    await ended;
+    expect(JSON.parse(out)).toEqual({ ok: true, result: "ran" });
+    // Writing on finds nobody reading: the server's end is closed, not merely ended.
+    const writes = setInterval(() => client.write("more\n"), 20);
+    const err = await failed.finally(() => clearInterval(writes));
+    expect(err.code).toBe("EPIPE");
+    client.destroy();
+  });
+
   it("when a client goes away before its answer, then the server stays up and serves the next", async () => {
     let release!: () => void;
     const slow = new Promise<void>((r) => (release = r));
