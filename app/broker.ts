@@ -44,7 +44,16 @@ export const serviceNames: readonly string[] = Object.keys(serviceModules);
 /** The schema of service `name` (one of `serviceNames`), loading its module on first use. */
 export const serviceSchema = (name: string): AnyServiceSchema => serviceModules[name]();
 
-export function createBroker(config: Config, services: string[] = config.services): ServiceBroker {
+export interface BrokerExtras {
+  /** No log at all: the operations CLI, whose output is the command's answer and one line per error. */
+  quiet?: boolean;
+}
+
+export function createBroker(
+  config: Config,
+  services: string[] = config.services,
+  extras: BrokerExtras = {},
+): ServiceBroker {
   const unknown = services.filter((s) => !serviceNames.includes(s));
   if (unknown.length > 0) {
     throw new Error(
@@ -54,6 +63,7 @@ export function createBroker(config: Config, services: string[] = config.service
   const options = brokerOptions(config);
   const broker = new GracefulBroker({
     ...options,
+    ...(extras.quiet ? { logger: false } : {}),
     stopped: async (b) => {
       await closeStoreOf(b);
     },

@@ -1,7 +1,8 @@
 /**
  * Starts the services this process runs (SERVICES), embedded by default: one broker, no transporter,
  * memory cacher, embedded store under DATA_DIR. On an empty DATA_DIR (outside production) it seeds the
- * demo dataset and prints how to call the API. SIGTERM or SIGINT stops it gracefully (shared/runtime/shutdown).
+ * demo dataset and prints how to call the API. Embedded, it takes the operations CLI's commands on
+ * DATA_DIR/admin.sock (shared/ops/ctl/server). SIGTERM or SIGINT stops it gracefully (shared/runtime/shutdown).
  */
 import type { AddressInfo } from "node:net";
 import type { Server } from "node:http";
@@ -12,7 +13,10 @@ import { createBroker } from "../app/broker";
 import { installCrashHandlers } from "../shared/runtime/crash";
 import { usePretenuringOff } from "../shared/runtime/pretenuring";
 import { startHealthServer } from "../shared/runtime/health-server";
-import { stopOnSignals } from "../shared/runtime/shutdown";
+import { STOPPING_EVENT, stopOnSignals } from "../shared/runtime/shutdown";
+import { runCommand } from "../shared/ops/ctl/commands";
+import { adminSocketPath } from "../shared/ops/ctl/protocol";
+import { openAdminSocket } from "../shared/ops/ctl/server";
 import { ensureWritable, foldersToWrite } from "../shared/runtime/writable-folders";
 
 async function main(): Promise<void> {
@@ -49,8 +53,23 @@ async function main(): Promise<void> {
   const port = gateway?.server ? (gateway.server.address() as AddressInfo).port : null;
   const url = config.publicUrl || (port !== null ? `http://localhost:${port}` : null);
 
-  if (shouldSeed) {
-    const manifest = await seed(broker, url);
+  const manifest = shouldSeed ? await seed(broker, url) : null;
+
+  // Embedded, the server holds the store: the CLI hands it its commands, which run here through the
+  // same functions as in the CLI's own broker (docs/decisions/0142-cli-beside-a-running-server.md).
+  // A distributed process has none: the CLI joins the cluster instead. Open before the banner below,
+  // which tells how to renew the tokens with the CLI.
+  if (isEmbedded(config) && config.adminSocket) {
+    const admin = await openAdminSocket({
+      path: adminSocketPath(config),
+      handle: (request) => runCommand(broker, request, { baseUrl: url }),
+      log: broker.getLogger("admin"),
+    });
+    // No new command once the stop begins; the file goes with it.
+    if (admin) broker.localBus.once(STOPPING_EVENT, () => void admin.close());
+  }
+
+  if (manifest) {
     const file = writeManifest(config, manifest);
     const lines = [
       "",

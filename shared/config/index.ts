@@ -178,6 +178,7 @@ export const configSchema = {
     oneOf("short", "json"),
   ),
   dataDir: entry("DATA_DIR", "./data", "Folder of the embedded store and keys", str),
+  adminSocket: entry("ADMIN_SOCKET", "true", "Embedded: take CLI commands on DATA_DIR/admin.sock", bool),
   storeInMemory: entry("STORE_IN_MEMORY", "false", "Embedded store in memory only (tests)", bool),
   storeFsync: entry("STORE_FSYNC", "false", "Answer a write only once it is synced to disk", bool),
   storeCompactionIntervalSeconds: entry(

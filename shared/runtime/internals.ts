@@ -138,6 +138,17 @@ export function reasonNotToApply<T>(
   return missing.length > 0 ? `${hook.library} ${version} lacks ${missing.join(", ")}` : null;
 }
 
+/**
+ * Set by a process that must print nothing of the kind: the operations CLI, whose output is the command's
+ * answer; the hooks' warnings belong in the log of a server, which runs the same hooks.
+ */
+let silenced = false;
+
+/** From now on, no hook warns in this process (the hooks themselves still apply or not as usual). */
+export function silenceHookWarnings(): void {
+  silenced = true;
+}
+
 /** Hooks already warned about, by the function warned with (one warning per hook and process). */
 const warned = new WeakMap<object, Set<HookName>>();
 const applied = new WeakMap<object, Set<HookName>>();
@@ -148,6 +159,7 @@ function warnOnce(
   settings: HookSettings,
   what = "not applied",
 ): void {
+  if (silenced) return;
   const warn = settings.warn ?? defaultWarn;
   const names = warned.get(warn) ?? new Set<HookName>();
   if (names.has(hook.name)) return;

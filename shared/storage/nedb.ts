@@ -409,6 +409,17 @@ export function acquireLock(dir: string): void {
   throw new Error(`Could not lock ${dir}`);
 }
 
+/** The live process, other than this one, that holds `dir` (its id), or null: nobody, or a stale lock. */
+export function lockHolder(dir: string): number | null {
+  let owner: number;
+  try {
+    owner = Number(fs.readFileSync(lockFile(dir), "utf8"));
+  } catch {
+    return null;
+  }
+  return Number.isInteger(owner) && owner > 0 && owner !== process.pid && pidAlive(owner) ? owner : null;
+}
+
 export function releaseLock(dir: string): void {
   const count = held.get(dir) ?? 0;
   if (count > 1) {

@@ -1,7 +1,8 @@
 /**
  * What `npm start` and the built server do by default, as processes (the same in both topologies: run
- * once, in the `security` project): they listen on 127.0.0.1 unless HOST says otherwise, and
- * production refuses a published key with one line naming the setting.
+ * once, in the `security` project): they listen on 127.0.0.1 unless HOST says otherwise, the admin
+ * socket is the server's own user's alone, and production refuses a published key with one line naming
+ * the setting.
  */
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
@@ -54,16 +55,33 @@ async function waitUntilAnswering(port: number, child: ChildProcess, log: () => 
   throw new Error(`nothing answered on 127.0.0.1:${port}\n${log()}`);
 }
 
-function start(env: Record<string, string>): { child: ChildProcess; log: () => string } {
+function start(env: Record<string, string>): { child: ChildProcess; log: () => string; dataDir: string } {
   let out = "";
-  const childEnvironment = childEnv({ NODE_ENV: "development", LOG_LEVEL: "warn", DATA_DIR: tmp(), ...env });
+  const dataDir = tmp();
+  const childEnvironment = childEnv({
+    NODE_ENV: "development",
+    LOG_LEVEL: "warn",
+    DATA_DIR: dataDir,
+    ...env,
+  });
   if (env.HOST === undefined) delete childEnvironment.HOST;
   const child = spawn(process.execPath, [bin("start")], { cwd: root, env: childEnvironment });
   child.stdout!.on("data", (d) => (out += d));
   child.stderr!.on("data", (d) => (out += d));
   children.push(child);
-  return { child, log: () => out };
+  return { child, log: () => out, dataDir };
 }
+
+/** Sends one line to the Unix socket at `file` and reads the answer until the server closes. */
+const askSocket = (file: string, line: string): Promise<string> =>
+  new Promise((resolve, reject) => {
+    const socket = net.connect(file);
+    let out = "";
+    socket.on("data", (d) => (out += d));
+    socket.on("close", () => resolve(out));
+    socket.on("error", reject);
+    socket.write(line);
+  });
 
 describeOnce("start defaults", () => {
   beforeAll(() => buildDist(), 120_000);
@@ -82,6 +100,30 @@ describeOnce("start defaults", () => {
         expect({ port: p, outside: await answers(outside, p) }).toEqual({ port: p, outside: false });
       }
     }
+  }, 90_000);
+
+  it("when npm start runs embedded, then its admin socket is its own user's alone (0600) and runs only the CLI's commands", async () => {
+    const port = await freePort();
+    const server = start({ PORT: String(port) });
+    await waitUntilAnswering(port, server.child, server.log);
+    const file = path.join(server.dataDir, "admin.sock");
+    const deadline = Date.now() + 10_000;
+    while (!fs.existsSync(file) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    expect(fs.statSync(file).mode & 0o777).toBe(0o600);
+    expect(JSON.parse(await askSocket(file, '{"command":"shutdown"}\n'))).toEqual({
+      ok: false,
+      error: expect.objectContaining({ message: 'unknown command "shutdown"' }),
+    });
+    // A field the command does not name (a year-long token) never reaches the action.
+    const manifest = JSON.parse(fs.readFileSync(path.join(server.dataDir, "demo-manifest.json"), "utf8"));
+    const request = {
+      command: "token",
+      params: { user_id: manifest.users.alice.id, access_ttl_seconds: 31_536_000 },
+    };
+    const answer = JSON.parse(await askSocket(file, `${JSON.stringify(request)}\n`));
+    expect(answer.ok).toBe(true);
+    expect(answer.result.expires_at - Date.now() / 1000).toBeLessThan(24 * 3600);
+    expect(await answers("127.0.0.1", port)).toBe(true);
   }, 90_000);
 
   it("when production starts with the Kubernetes placeholder, then it refuses with one line naming the setting", () => {
