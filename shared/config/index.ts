@@ -543,13 +543,19 @@ export const configSchema = {
   tracingEndpoint: entry(
     "TRACING_ENDPOINT",
     "",
-    "Full URL of a Zipkin v2 spans endpoint (Zipkin, Jaeger, Tempo: e.g. http://jaeger:9411/api/v2/spans) that receives a span per request, action call, event and fact handled (empty: tracing off)",
+    "Full URL that receives a span per request, action call, event and fact handled: a Zipkin v2 spans endpoint (e.g. http://jaeger:9411/api/v2/spans), or with TRACING_EXPORTER=otlp an OTLP/HTTP traces endpoint (e.g. http://otel-collector:4318/v1/traces) (empty: tracing off)",
     optionalUrl,
+  ),
+  tracingExporter: entry(
+    "TRACING_EXPORTER",
+    "zipkin",
+    "What TRACING_ENDPOINT speaks: zipkin (Zipkin v2 JSON) or otlp (OTLP/HTTP JSON, sent by OpenTelemetry's own exporter)",
+    oneOf("zipkin", "otlp"),
   ),
   tracingSampleRate: entry(
     "TRACING_SAMPLE_RATE",
     "0.1",
-    "Share of requests traced, decided at the gateway per request and followed by every process the request reaches (a request answered 5xx still sends the gateway's span; why 0.1: docs/decisions/0083-trace-sampling.md)",
+    "Share of requests traced that arrive without a sampled or unsampled trace context (traceparent, B3), whose decision is followed instead; decided at the gateway and followed by every process the request reaches (a request answered 5xx still sends the gateway's span; docs/decisions/0083, 0143)",
     fraction,
   ),
   tracingIntervalMs: entry(

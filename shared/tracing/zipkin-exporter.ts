@@ -15,9 +15,16 @@
  * - with metrics on (METRICS_PORT), `tracing_spans_queued`, `tracing_spans_exported_total` and
  *   `tracing_spans_dropped_total` show it at /metrics.
  */
-import { TracerExporters, type GaugeMetric, type Span, type Tracer } from "moleculer";
+import { TracerExporters, type Span, type Tracer } from "moleculer";
 import { zipkinSpanId, zipkinTraceId } from "./ids";
-import { endpointOf, reasonOf, spanKindOf, spanTags } from "./span-fields";
+import {
+  endpointOf,
+  exporterGauges,
+  reasonOf,
+  spanKindOf,
+  spanTags,
+  type ExporterGauges,
+} from "./span-fields";
 
 /** One span in Zipkin's v2 JSON (https://zipkin.io/zipkin-api/#/default/post_spans). */
 export interface ZipkinSpan {
@@ -79,7 +86,7 @@ export class BoundedZipkinExporter extends TracerExporters.Base {
   /** The queue overflowed while the endpoint answered: its one warning is out. */
   private overflowing = false;
   /** Prometheus's view of the above, when the broker has metrics. */
-  private gauges: { queued: GaugeMetric; exported: GaugeMetric; dropped: GaugeMetric } | null = null;
+  private gauges: ExporterGauges | null = null;
 
   constructor(opts: ZipkinExporterOptions) {
     super({});
@@ -96,23 +103,7 @@ export class BoundedZipkinExporter extends TracerExporters.Base {
   override init(tracer: Tracer): void {
     super.init(tracer);
     this.nodeID = tracer.broker.nodeID;
-    if (tracer.broker.isMetricsEnabled()) {
-      const metric = (type: "gauge" | "counter", name: string, description: string) =>
-        tracer.broker.metrics.register({ type, name, description, unit: "span" }) as GaugeMetric;
-      this.gauges = {
-        queued: metric("gauge", "tracing.spans.queued", "Finished spans waiting to be sent"),
-        exported: metric("counter", "tracing.spans.exported.total", "Spans the collector accepted"),
-        dropped: metric(
-          "counter",
-          "tracing.spans.dropped.total",
-          "Spans dropped: queue full or batch failed",
-        ),
-      };
-      // Shown from the start (Prometheus leaves out a metric that has no value yet).
-      this.gauges.queued.set(0);
-      this.gauges.exported.increment(undefined, 0);
-      this.gauges.dropped.increment(undefined, 0);
-    }
+    this.gauges = exporterGauges(tracer.broker);
     this.timer = setInterval(() => void this.flush(), this.intervalMs);
     this.timer.unref();
   }
