@@ -130,8 +130,9 @@ export class OtlpSpanExporter extends TracerExporters.Base {
         url: this.url,
         headers: this.headers,
         timeoutMillis: this.timeoutMs,
-        // Batches go one at a time; a second may start while one the processor gave up on still runs.
-        concurrencyLimit: 2,
+        // Batches go one at a time, but flushing (at stop) sends the whole queue at once; beyond this
+        // (the queue's worth) a batch fails at once. What is in flight is spans the queue held anyway.
+        concurrencyLimit: Math.ceil(this.maxQueue / this.batchSize) + 1,
       });
     this.processor = new BatchSpanProcessor(this.counting(target), {
       maxQueueSize: this.maxQueue,
