@@ -117,12 +117,13 @@ describe("a caller's trace context, sampled at a rate of 0 (OTLP)", () => {
 
   it("when no trace context, or a malformed one, comes, then the rate of 0 decides: no traceparent in the answer, no span sent", async () => {
     const before = collector.spans.length;
-    for (const headers of [
+    const cases: Record<string, string>[] = [
       {},
       { traceparent: "00-nothex-01" },
       { b3: "1" },
       { "X-B3-TraceId": "x", "X-B3-SpanId": CALLER_SPAN },
-    ]) {
+    ];
+    for (const headers of cases) {
       const res = await read(sys, headers);
       expect(res.status).toBe(200);
       expect(res.headers.get("traceparent")).toBeNull();
@@ -163,7 +164,7 @@ describe("a caller's trace context, sampled at a rate of 1 (Zipkin)", () => {
 
   it("when the caller said not sampled (traceparent flags 00, b3 0, X-B3-Sampled 0), then nothing of the request is traced and the answer has no traceparent", async () => {
     const ids = [newTraceId(), newTraceId(), newTraceId()];
-    const sent = [
+    const sent: Record<string, string>[] = [
       { traceparent: `00-${ids[0]}-${CALLER_SPAN}-00` },
       { b3: `${ids[1]}-${CALLER_SPAN}-0` },
       { "X-B3-TraceId": ids[2], "X-B3-SpanId": CALLER_SPAN, "X-B3-Sampled": "0" },
