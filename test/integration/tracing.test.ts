@@ -301,6 +301,7 @@ maybe("tracing across processes", () => {
       closeCollector: () => collector.close(),
       // Each failed batch takes what waits behind it (decision 0064): the queue is empty again.
       queuedBelow: 100,
+      heldAtMost: 0,
     });
   }, 180_000);
 
@@ -334,6 +335,8 @@ async function collectorDown(opts: {
   inspectPort: number;
   closeCollector: () => Promise<void>;
   queuedBelow: number;
+  /** Spans the exporter may still hold after the outage's last round (queued, or in a batch being tried). */
+  heldAtMost: number;
   /** Headers each read sends besides its token and request id (a caller's trace context). */
   headers?: () => Record<string, string>;
 }): Promise<void> {
@@ -406,12 +409,10 @@ async function collectorDown(opts: {
   );
   expect(failures).toBe(0);
   expect(served).toBe(10_000);
-  // Nothing is held for the dead collector: every round's spans (at least one per read) were dropped
-  // by the batch after it, and the queue is empty again.
-  expect(after.dropped - before.dropped).toBeGreaterThanOrEqual(9000);
+  // Nothing more than `heldAtMost` is held for the dead collector: the spans of the 9,000 reads (at
+  // least one each) were dropped but for those, and the queue stayed within its bound.
+  expect(after.dropped - before.dropped).toBeGreaterThanOrEqual(9000 - opts.heldAtMost);
   for (const s of [before, ...samples]) expect(s.queued).toBeLessThan(opts.queuedBelow);
-  // Every span finished in the outage was dropped or still waits (the queue's bound): none was sent.
-  expect(after.dropped - before.dropped + after.queued - before.queued).toBeGreaterThanOrEqual(9000);
   expect(after.exported).toBeGreaterThan(0);
   // Flat: 9,000 more requests leave nothing behind. The heap is read after a full collection, so
   // what remains is what the gateway still reaches; the RSS also holds what the collector has not
@@ -599,6 +600,8 @@ maybe("tracing across processes over OTLP", () => {
       closeCollector: () => collector.close(),
       // OpenTelemetry's processor keeps what waits behind a failed batch, up to the queue's bound.
       queuedBelow: QUEUE + 1,
+      // A full queue, and a batch of 1,000 being retried until its time-out.
+      heldAtMost: QUEUE + 1000,
       headers: () => ({ traceparent: `00-${randomUUID().replace(/-/g, "")}-${CALLER_SPAN}-01` }),
     });
   }, 180_000);
