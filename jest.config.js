@@ -7,8 +7,18 @@
 const fs = require("node:fs");
 const path = require("node:path");
 
-const transform = { "^.+\\.ts$": ["ts-jest", { diagnostics: false }] };
-const common = { testEnvironment: "node", transform, moduleFileExtensions: ["ts", "js", "json"] };
+const transform = {
+  "^.+\\.ts$": ["ts-jest", { diagnostics: false }],
+  // OpenTelemetry's OTLP/HTTP transport imports `http` with import(), which Jest's vm lacks.
+  "/node_modules/@opentelemetry/otlp-exporter-base/.+\\.js$":
+    "<rootDir>/test/support/dynamic-import-transform.js",
+};
+const common = {
+  testEnvironment: "node",
+  transform,
+  transformIgnorePatterns: ["/node_modules/(?!@opentelemetry/otlp-exporter-base/)"],
+  moduleFileExtensions: ["ts", "js", "json"],
+};
 
 // The deploy tier (test/deploy/): the image, compose's services and deploy/k8s/ in real podman containers.
 // Minutes long and root-only, so not in plain `npm test`: `npm run test:deploy` (test/deploy/run.sh) sets

@@ -53,7 +53,7 @@ import {
   type CounterStore,
 } from "./gateway/rate-limit";
 import { parseJsonBody, parseListBody, readRaw } from "./gateway/request-body";
-import { traceRequest } from "./gateway/request-span";
+import { continueTrace, traceRequest, type RootCallOptions } from "./gateway/request-span";
 import { HttpMetrics } from "./gateway/http-metrics";
 import { callerOfBearer, rememberIssued } from "./gateway/bearer";
 import { JWKS_MAX_AGE_MS, JwksCache } from "./gateway/jwks-cache";
@@ -270,9 +270,11 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
     // call it makes to a service keeps its own REQUEST_TIMEOUT_MS.
     // A function: moleculer-web checks a plain object with lodash's isPlainObject on every request.
     // It also vets the client's X-Request-ID, which moleculer-web puts here (gateway/request-id).
-    rootCallOptions(options: { timeout?: number; requestID?: unknown }) {
+    // With tracing on, a caller's trace context (traceparent, B3) is continued (gateway/request-span).
+    rootCallOptions(this: GatewayService, options: RootCallOptions & { timeout?: number }, req: Req) {
       options.timeout = 0;
       if (options.requestID !== undefined) options.requestID = clientRequestId(options.requestID);
+      if (this.tracing) continueTrace(options, req);
     },
     // Every error leaves in the spec's shape (moleculer-web's global error handler).
     onError(this: GatewayService, req: Req, res: Res, err: unknown) {

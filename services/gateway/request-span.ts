@@ -8,21 +8,49 @@
  * key of a scope: never the token or the key) and the error type. A request's credentials never reach a
  * span: Moleculer's action spans are configured without params or meta (shared/tracing).
  *
- * Sampling (TRACING_SAMPLE_RATE, shared/tracing/sampling.ts) is decided here, when the span starts: the
- * context carries the decision to every call the request makes. A request that was not sampled but is
+ * A caller's trace context (`traceparent`, B3: gateway/trace-context) is continued (decision 0143): the
+ * request id becomes its trace id, the caller's span is this one's parent, and its sampled flag is the
+ * decision. Without one (or when it defers the decision), TRACING_SAMPLE_RATE decides here, when the span
+ * starts (shared/tracing/sampling.ts): parent-based, as OpenTelemetry's default sampler. The context
+ * carries the decision to every call the request makes; a traced request's answer carries `traceparent`
+ * naming this span. A request that was not sampled but is
  * answered 5xx still sends this span (tagged `sampling.kept: 5xx`), alone: a server failure is always
  * visible in the collector, while its calls, which decided "no" long before, send nothing.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Context, Service } from "moleculer";
 import type { AuthMeta } from "../../shared/contracts/common";
+import { traceparentOf } from "../../shared/tracing/ids";
 import { KEPT_FOR_ERROR, sampleRequest } from "../../shared/tracing/sampling";
 import type { RouteSpec } from "./routes";
+import { incomingTrace } from "./trace-context";
 
 export interface TracedRequest extends IncomingMessage {
   $alias?: { action?: string | null; method?: string; fullPath?: string };
   /** The type of the error answered (set by the gateway's sendError while tracing). */
   $errorType?: string;
+  /** The client's own X-Request-ID, when a trace context it also sent made the trace id the request id. */
+  $clientRequestID?: string;
+}
+
+/** The options of the gateway's root call (moleculer-web's rootCallOptions) this file reads and sets. */
+export interface RootCallOptions {
+  requestID?: string;
+  /** Moleculer's Context.create takes the request id, parent id and sampling decision from it. */
+  parentSpan?: { id: string; traceID: string; sampled: boolean | undefined };
+}
+
+/**
+ * Continues the caller's trace (tracing on only): the request's context gets the caller's trace id as
+ * request id, its span as parent and its decision. Without a valid trace context, nothing changes.
+ */
+export function continueTrace(options: RootCallOptions, req: TracedRequest): void {
+  const trace = incomingTrace(req.headers);
+  if (!trace) return;
+  if (options.requestID !== undefined && options.requestID !== trace.traceId) {
+    req.$clientRequestID = options.requestID;
+  }
+  options.parentSpan = { id: trace.spanId, traceID: trace.traceId, sampled: trace.sampled };
 }
 
 export type CallerKind = "user" | "api-key" | "none";
@@ -68,7 +96,7 @@ export function requestSpanTags(
 /**
  * Starts the request's span on the `rest` action's context and finishes it when the response closes.
  * `spec` is read at that point: the route is only resolved inside the action. `sampleRate` is
- * TRACING_SAMPLE_RATE.
+ * TRACING_SAMPLE_RATE, for a request whose caller did not decide (continueTrace).
  */
 export function traceRequest(
   service: Service,
@@ -84,9 +112,12 @@ export function traceRequest(
     parentID: ctx.parentID,
     service,
     sampled: ctx.tracing ?? sampleRequest(sampleRate),
-    tags: { nodeID: service.broker.nodeID },
+    tags: req.$clientRequestID
+      ? { nodeID: service.broker.nodeID, request: { client_id: req.$clientRequestID } }
+      : { nodeID: service.broker.nodeID },
   });
   ctx.tracing = span.sampled;
+  if (span.sampled && !res.headersSent) res.setHeader("traceparent", traceparentOf(span.traceID, span.id));
   res.once("close", () => {
     const spec = specOf(req);
     span.name = routeOf(req, spec);

@@ -369,8 +369,24 @@ export const configSchema = {
     int(100, 600_000),
   ),
   requestTimeoutMs: entry("REQUEST_TIMEOUT_MS", "10000", "Timeout of one action call in ms", int(100)),
-  tracingEndpoint: entry("TRACING_ENDPOINT", "", "Zipkin v2 spans URL (empty: tracing off)", optionalUrl),
-  tracingSampleRate: entry("TRACING_SAMPLE_RATE", "0.1", "Share of requests traced", fraction),
+  tracingEndpoint: entry(
+    "TRACING_ENDPOINT",
+    "",
+    "Zipkin v2 or OTLP/HTTP spans URL (empty: off)",
+    optionalUrl,
+  ),
+  tracingExporter: entry(
+    "TRACING_EXPORTER",
+    "zipkin",
+    "zipkin or otlp: what TRACING_ENDPOINT speaks",
+    oneOf("zipkin", "otlp"),
+  ),
+  tracingSampleRate: entry(
+    "TRACING_SAMPLE_RATE",
+    "0.1",
+    "Share traced of requests without a caller's decision",
+    fraction,
+  ),
   tracingIntervalMs: entry(
     "TRACING_INTERVAL_MS",
     "5000",

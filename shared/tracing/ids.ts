@@ -1,7 +1,8 @@
 /**
- * Moleculer's ids as Zipkin wants them. Moleculer's trace id is the request id (the client's
- * `X-Request-ID`, or a UUID the gateway made), its span ids are UUIDs; Zipkin v2 takes trace ids of 16 or
- * 32 lower-case hex digits and span ids of 16. Every process maps the same id the same way, so spans
+ * Moleculer's ids as Zipkin, OTLP and W3C Trace Context want them. Moleculer's trace id is the request
+ * id (the trace id of a `traceparent` or B3 header the gateway continued, else the client's
+ * `X-Request-ID`, else a UUID the gateway made), its span ids are UUIDs; Zipkin v2 takes trace ids of 16
+ * or 32 lower-case hex digits and span ids of 16, OTLP and W3C trace ids of 32. Every process maps the same id the same way, so spans
  * sent by different processes meet in one trace and parent links hold.
  */
 import { createHash } from "node:crypto";
@@ -32,4 +33,17 @@ export function zipkinSpanId(id: string): string {
   if (UUID.test(id)) out = id.replace(/-/g, "").slice(0, 16).toLowerCase();
   else if (HEX16.test(id)) out = id.toLowerCase();
   return out !== null && !ZEROS.test(out) ? out : hashed(id, 16);
+}
+
+/**
+ * The trace id as W3C Trace Context and OTLP want it: always 32 hex digits (a 16-digit Zipkin or B3
+ * id is padded on the left with zeros, as OpenTelemetry's B3 propagator does).
+ */
+export function w3cTraceId(id: string): string {
+  return zipkinTraceId(id).padStart(32, "0");
+}
+
+/** The W3C `traceparent` header (version 00, sampled) naming a request's trace and one of its spans. */
+export function traceparentOf(traceID: string, spanID: string): string {
+  return `00-${w3cTraceId(traceID)}-${zipkinSpanId(spanID)}-01`;
 }

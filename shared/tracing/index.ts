@@ -1,15 +1,18 @@
 /**
  * Tracing (off unless TRACING_ENDPOINT is set): Moleculer's tracer makes a span of every action call and
  * event handler, the gateway one per HTTP request (its root), fact consumers one per fact handled
- * (propagation.ts); BoundedZipkinExporter sends them as Zipkin v2 JSON. The trace id is the request id.
- * TRACING_SAMPLE_RATE decides which requests are traced (sampling.ts).
+ * (propagation.ts); BoundedZipkinExporter sends them as Zipkin v2 JSON, or with TRACING_EXPORTER=otlp
+ * OtlpSpanExporter over OTLP/HTTP. The trace id is the request id, which the gateway takes from a
+ * caller's trace context (`traceparent`, B3) when one comes. The caller's sampled flag, else
+ * TRACING_SAMPLE_RATE, decides which requests are traced (sampling.ts).
  */
 import type { BrokerOptions } from "moleculer";
 import type { Config } from "../config";
 import { BoundedZipkinExporter } from "./zipkin-exporter";
+import type { OtlpSpanExporter } from "./otlp-exporter";
 
 export { BoundedZipkinExporter, type ZipkinSpan } from "./zipkin-exporter";
-export { zipkinSpanId, zipkinTraceId } from "./ids";
+export { traceparentOf, w3cTraceId, zipkinSpanId, zipkinTraceId } from "./ids";
 export { KEPT_FOR_ERROR, sampleRequest } from "./sampling";
 export {
   deliveredTrace,
@@ -38,13 +41,22 @@ export function tracingOptions(config: Config): BrokerOptions["tracing"] {
     // An error's data may echo what was sent (a 422 lists the bad inputs): never exported. (The exporter
     // tags name, code, type and the message, which the client sees anyway; these are for other exporters.)
     errorFields: ["name", "code", "type"],
-    exporter: [
-      new BoundedZipkinExporter({
-        endpoint: config.tracingEndpoint,
-        intervalMs: config.tracingIntervalMs,
-        maxQueue: config.tracingQueueSize,
-        // Moleculer takes exporter instances; its typings only name the built-in ones.
-      }) as never,
-    ],
+    // Moleculer takes exporter instances; its typings only name the built-in ones.
+    exporter: [exporterOf(config) as never],
   };
+}
+
+/** The span exporter TRACING_EXPORTER names, bounded either way (decisions 0064, 0143). */
+function exporterOf(config: Config): BoundedZipkinExporter | OtlpSpanExporter {
+  const options = {
+    endpoint: config.tracingEndpoint,
+    intervalMs: config.tracingIntervalMs,
+    maxQueue: config.tracingQueueSize,
+  };
+  if (config.tracingExporter !== "otlp") return new BoundedZipkinExporter(options);
+  // Required only when chosen, so that a process not sending OTLP never loads OpenTelemetry's packages
+  // (a process loads only what it uses: docs/decisions/0060-node-24-production.md).
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const otlp = require("./otlp-exporter") as typeof import("./otlp-exporter");
+  return new otlp.OtlpSpanExporter(options);
 }

@@ -15,8 +15,16 @@
  * - with metrics on (METRICS_PORT), `tracing_spans_queued`, `tracing_spans_exported_total` and
  *   `tracing_spans_dropped_total` show it at /metrics.
  */
-import { TracerExporters, type GaugeMetric, type Span, type Tracer } from "moleculer";
+import { TracerExporters, type Span, type Tracer } from "moleculer";
 import { zipkinSpanId, zipkinTraceId } from "./ids";
+import {
+  endpointOf,
+  exporterGauges,
+  reasonOf,
+  spanKindOf,
+  spanTags,
+  type ExporterGauges,
+} from "./span-fields";
 
 /** One span in Zipkin's v2 JSON (https://zipkin.io/zipkin-api/#/default/post_spans). */
 export interface ZipkinSpan {
@@ -46,46 +54,11 @@ export interface ZipkinExporterOptions {
   stopTimeoutMs?: number;
 }
 
-/** Error messages are answers clients see anyway; cut so a long one cannot bloat a span. */
-const MAX_MESSAGE = 200;
-
-type Tags = Record<string, string>;
-
-/** Span types that handle a message nobody waits on (Zipkin's CONSUMER); calls and requests are SERVER. */
-const CONSUMED = new Set(["event", "channel"]);
-
-/** Nested tags as Zipkin's flat string map ({a: {b: 1}} → {"a.b": "1"}); null and undefined are left out. */
-function flatten(obj: Record<string, unknown>, into: Tags, prefix = ""): Tags {
-  for (const key of Object.keys(obj)) {
-    const value = obj[key];
-    if (value === null || value === undefined) continue;
-    const name = prefix ? `${prefix}.${key}` : key;
-    if (typeof value === "object" && !Array.isArray(value))
-      flatten(value as Record<string, unknown>, into, name);
-    else into[name] = String(value);
-  }
-  return into;
-}
-
-/** fetch says "fetch failed" and puts the reason (ECONNREFUSED, a timeout) in its cause. */
-function reasonOf(err: unknown): string {
-  const e = err as { message?: string; cause?: { code?: string; message?: string } };
-  const cause = e.cause?.code ?? e.cause?.message;
-  return cause ? `${e.message}: ${cause}` : String(e.message ?? err);
-}
-
-/** The URL without credentials (what is logged) and the Authorization header they stand for. */
-function endpointOf(raw: string): { url: string; headers: Record<string, string> } {
-  const url = new URL(raw);
-  const headers: Record<string, string> = { "Content-Type": "application/json" };
-  if (url.username || url.password) {
-    const user = decodeURIComponent(url.username);
-    const password = decodeURIComponent(url.password);
-    headers.Authorization = `Basic ${Buffer.from(`${user}:${password}`).toString("base64")}`;
-    url.username = "";
-    url.password = "";
-  }
-  return { url: url.toString(), headers };
+/** Zipkin's tags are strings. */
+function asStrings(tags: Record<string, string | number | boolean>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const key of Object.keys(tags)) out[key] = String(tags[key]);
+  return out;
 }
 
 export class BoundedZipkinExporter extends TracerExporters.Base {
@@ -113,13 +86,13 @@ export class BoundedZipkinExporter extends TracerExporters.Base {
   /** The queue overflowed while the endpoint answered: its one warning is out. */
   private overflowing = false;
   /** Prometheus's view of the above, when the broker has metrics. */
-  private gauges: { queued: GaugeMetric; exported: GaugeMetric; dropped: GaugeMetric } | null = null;
+  private gauges: ExporterGauges | null = null;
 
   constructor(opts: ZipkinExporterOptions) {
     super({});
     const { url, headers } = endpointOf(opts.endpoint);
     this.url = url;
-    this.headers = headers;
+    this.headers = { "Content-Type": "application/json", ...headers };
     this.intervalMs = opts.intervalMs;
     this.maxQueue = opts.maxQueue;
     this.batchSize = opts.batchSize ?? 1000;
@@ -130,23 +103,7 @@ export class BoundedZipkinExporter extends TracerExporters.Base {
   override init(tracer: Tracer): void {
     super.init(tracer);
     this.nodeID = tracer.broker.nodeID;
-    if (tracer.broker.isMetricsEnabled()) {
-      const metric = (type: "gauge" | "counter", name: string, description: string) =>
-        tracer.broker.metrics.register({ type, name, description, unit: "span" }) as GaugeMetric;
-      this.gauges = {
-        queued: metric("gauge", "tracing.spans.queued", "Finished spans waiting to be sent"),
-        exported: metric("counter", "tracing.spans.exported.total", "Spans the collector accepted"),
-        dropped: metric(
-          "counter",
-          "tracing.spans.dropped.total",
-          "Spans dropped: queue full or batch failed",
-        ),
-      };
-      // Shown from the start (Prometheus leaves out a metric that has no value yet).
-      this.gauges.queued.set(0);
-      this.gauges.exported.increment(undefined, 0);
-      this.gauges.dropped.increment(undefined, 0);
-    }
+    this.gauges = exporterGauges(tracer.broker);
     this.timer = setInterval(() => void this.flush(), this.intervalMs);
     this.timer.unref();
   }
@@ -202,29 +159,15 @@ export class BoundedZipkinExporter extends TracerExporters.Base {
 
   /** Zipkin's form of a finished Moleculer span. */
   toZipkin(span: Span): ZipkinSpan {
-    const tags = flatten(span.tags, {});
-    // The request id as the client sent it: the trace id may be its hash (see ids.ts).
-    tags["request.id"] = span.traceID;
-    tags["node.id"] = this.nodeID;
-    if (span.error) {
-      const e = span.error as { name?: unknown; type?: unknown; code?: unknown; message?: unknown };
-      const type =
-        typeof e.type === "string" && e.type ? e.type : typeof e.name === "string" ? e.name : "Error";
-      tags.error = type;
-      tags["error.type"] = type;
-      if (typeof e.name === "string") tags["error.name"] = e.name;
-      if (e.code !== undefined && e.code !== null) tags["error.code"] = String(e.code);
-      if (typeof e.message === "string") tags["error.message"] = e.message.slice(0, MAX_MESSAGE);
-    }
     const out: ZipkinSpan = {
       traceId: zipkinTraceId(span.traceID),
       id: zipkinSpanId(span.id),
       name: span.name,
-      kind: CONSUMED.has((span as Span & { type?: string }).type ?? "") ? "CONSUMER" : "SERVER",
+      kind: spanKindOf(span),
       timestamp: Math.round((span.startTime ?? Date.now()) * 1000),
       duration: Math.max(1, Math.round((span.duration ?? 0) * 1000)),
       localEndpoint: { serviceName: span.service?.name ?? "moleculer" },
-      tags,
+      tags: asStrings(spanTags(span, this.nodeID)),
     };
     if (span.parentID) out.parentId = zipkinSpanId(span.parentID);
     return out;

@@ -9,7 +9,8 @@ import { spawnSync } from "node:child_process";
 import { childEnv, root } from "../support/processes";
 
 /** Packages a process holds only when it runs what uses them. */
-const WATCHED = /node_modules\/(mongoose|mongodb|bson|swagger-ui-dist|moleculer-web|busboy|firebase-admin)\//;
+const WATCHED =
+  /node_modules\/(mongoose|mongodb|bson|swagger-ui-dist|moleculer-web|busboy|firebase-admin|@opentelemetry)\//;
 
 const listLoaded = `
 const loaded = () => [...new Set(Object.keys(require.cache).map((f) => f.match(${WATCHED.toString()})?.[1]).filter(Boolean))].sort();
@@ -66,5 +67,12 @@ describe("modules a process loads (child process)", () => {
   it("when a process runs the gateway and the notifier, then it loads their packages", () => {
     const { loaded } = runChild<{ loaded: string[] }>(someServices, { SERVICES: "gateway,notifier" });
     expect(loaded).toEqual(["busboy", "firebase-admin", "moleculer-web"]);
+  });
+
+  it("when spans go to a Zipkin endpoint, then OpenTelemetry's packages are not loaded; with TRACING_EXPORTER=otlp, they are", () => {
+    const tracing = { SERVICES: "rounds", TRACING_ENDPOINT: "http://127.0.0.1:9/spans" };
+    expect(runChild<{ loaded: string[] }>(someServices, tracing).loaded).toEqual([]);
+    const otlp = runChild<{ loaded: string[] }>(someServices, { ...tracing, TRACING_EXPORTER: "otlp" });
+    expect(otlp.loaded).toEqual(["@opentelemetry"]);
   });
 });

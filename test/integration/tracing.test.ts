@@ -8,7 +8,10 @@
  * cluster traces every request at the gateway (rate 1) while every other process has a rate of 0: the
  * full traces below show that they follow the gateway's "yes", facts through the outbox included. The
  * second is the other way round (gateway 0, the rest 1): nothing of a request reaches the collector,
- * though the services' own rate would trace everything, except the gateway's span of a 5xx.
+ * though the services' own rate would trace everything, except the gateway's span of a 5xx. A caller's
+ * trace context (traceparent) overrides the gateway's rate both ways (decision 0143). The third cluster
+ * sends OTLP (TRACING_EXPORTER=otlp) at a rate of 0 everywhere: only a caller's "sampled" is traced, and
+ * its collector-down case is the first cluster's, through OpenTelemetry's exporter.
  */
 import http from "node:http";
 import type { AddressInfo } from "node:net";
@@ -16,6 +19,7 @@ import { randomUUID } from "node:crypto";
 import fs from "node:fs";
 import { seed, type DemoManifest } from "../../shared/ops/seed";
 import { zipkinTraceId, type ZipkinSpan } from "../../shared/tracing";
+import { startOtlpCollector, type OtlpCollector } from "../support/otlp-collector";
 import { freePort, requireBinary } from "../support/brokers";
 import { startCluster, type Cluster } from "../support/cluster";
 import { memoryOf } from "../support/processes";
@@ -289,86 +293,138 @@ maybe("tracing across processes", () => {
   }, 60_000);
 
   it("when the collector is down, then every request still succeeds, the gateway's memory stays flat and its log has one warning, not one per batch", async () => {
-    const gateway = cluster.processes.get("gateway")!;
-    const pid = gateway.child!.pid!;
-    await collector.close();
-    const users = [manifest.users.alice, manifest.users.bob, ...manifest.users.crowd.slice(0, 8)];
-    const rounds = [manifest.rounds.open];
-    let failures = 0;
-    let served = 0;
-    /** `n` reads by ten users, sixteen at a time. */
-    const burst = async (n: number) => {
-      let next = 0;
-      const worker = async () => {
-        while (next < n) {
-          const i = next++;
-          const user = users[i % users.length];
-          const res = await fetch(`${cluster.baseUrl}/rounds/${rounds[0]}`, {
-            headers: { authorization: `Bearer ${user.access_token}`, "x-request-id": `down-${i}` },
-          }).catch(() => null);
-          if (res?.status === 200) served++;
-          else failures++;
-          await res?.arrayBuffer();
-        }
-      };
-      await Promise.all(Array.from({ length: 16 }, worker));
-    };
-    /** The gateway exporter's own view: spans waiting, sent, dropped (tracing_spans_* at /metrics). */
-    const exporterOf = async () => {
-      const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
-      const value = (name: string) =>
-        Number(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\d+)`, "m").exec(text)?.[1] ?? NaN);
-      return {
-        queued: value("tracing_spans_queued"),
-        exported: value("tracing_spans_exported_total"),
-        dropped: value("tracing_spans_dropped_total"),
-      };
-    };
-    const sample = async () => ({
-      rss: memoryOf(pid).rss,
-      heap: await heapAfterGc(inspectPort),
-      ...(await exporterOf()),
+    await collectorDown({
+      cluster,
+      manifest,
+      metricsPort,
+      inspectPort,
+      closeCollector: () => collector.close(),
+      // Each failed batch takes what waits behind it (decision 0064): the queue is empty again.
+      queuedBelow: 100,
+      heldAtMost: 0,
     });
-    const mb = (b: number) => `${(b / 2 ** 20).toFixed(1)} MB`;
-
-    // Warm up (connections, JIT, caches), then let a batch fail: the outage has begun.
-    await burst(1000);
-    await sleep(INTERVAL_MS + 1000);
-    const before = await sample();
-    const samples: Array<Awaited<ReturnType<typeof sample>>> = [];
-    const started = Date.now();
-    for (let round = 0; round < 3; round++) {
-      await burst(3000);
-      // Past the next batch: what the round finished has been tried and dropped.
-      await sleep(INTERVAL_MS + 1000);
-      samples.push(await sample());
-    }
-    const after = samples[samples.length - 1];
-    process.stdout.write(
-      `collector down: ${served} reads served, ${failures} failed in ${Date.now() - started} ms; gateway RSS ${mb(before.rss)} → ${samples.map((s) => mb(s.rss)).join(" → ")}, heap ${mb(before.heap)} → ${samples.map((s) => mb(s.heap)).join(" → ")}\n`,
-    );
-    process.stdout.write(
-      `gateway exporter: queued ${[before, ...samples].map((s) => s.queued).join(" → ")}, exported ${after.exported}, dropped ${before.dropped} → ${samples.map((s) => s.dropped).join(" → ")}\n`,
-    );
-    expect(failures).toBe(0);
-    expect(served).toBe(10_000);
-    // Nothing is held for the dead collector: every round's spans (at least one per read) were dropped
-    // by the batch after it, and the queue is empty again.
-    expect(after.dropped - before.dropped).toBeGreaterThanOrEqual(9000);
-    for (const s of [before, ...samples]) expect(s.queued).toBeLessThan(100);
-    expect(after.exported).toBeGreaterThan(0);
-    // Flat: 9,000 more requests leave nothing behind. The heap is read after a full collection, so
-    // what remains is what the gateway still reaches; the RSS also holds what the collector has not
-    // given back to the system yet.
-    expect(after.rss - before.rss).toBeLessThan(40 * 2 ** 20);
-    expect(after.heap - before.heap).toBeLessThan(8 * 2 ** 20);
-
-    const log = fs.readFileSync(gateway.logFile, "utf8");
-    const warnings = log.split("\n").filter((l) => l.includes("Spans could not be sent"));
-    expect(warnings).toHaveLength(1);
-    expect(warnings[0]).toContain("ECONNREFUSED");
   }, 180_000);
+
+  it("when a caller's traceparent says not sampled, then no process sends a span of the request, though the gateway's rate is 1", async () => {
+    const traceId = randomUUID().replace(/-/g, "");
+    const res = await fetch(`${cluster.baseUrl}/rounds/${manifest.rounds.open}`, {
+      headers: {
+        authorization: `Bearer ${manifest.users.alice.access_token}`,
+        traceparent: `00-${traceId}-${CALLER_SPAN}-00`,
+      },
+    });
+    expect(res.status).toBe(200);
+    expect(res.headers.get("traceparent")).toBeNull();
+    await sleep(INTERVAL_MS + 1000);
+    expect(collector.spans.filter((s) => s.traceId === traceId)).toEqual([]);
+  }, 60_000);
 });
+
+/** A span id of the caller's: the ingress's span that called the gateway. */
+const CALLER_SPAN = "00f067aa0ba902b7";
+
+/**
+ * The collector-down case for either exporter: 10,000 traced reads while the collector is gone. Every
+ * request succeeds, the gateway's memory stays flat, spans are dropped rather than held (its queue below
+ * `queuedBelow`) and its log has one warning for the whole outage.
+ */
+async function collectorDown(opts: {
+  cluster: Cluster;
+  manifest: DemoManifest;
+  metricsPort: number;
+  inspectPort: number;
+  closeCollector: () => Promise<void>;
+  queuedBelow: number;
+  /** Spans the exporter may still hold after the outage's last round (queued, or in a batch being tried). */
+  heldAtMost: number;
+  /** Headers each read sends besides its token and request id (a caller's trace context). */
+  headers?: () => Record<string, string>;
+}): Promise<void> {
+  const { cluster, manifest, metricsPort, inspectPort } = opts;
+
+  const gateway = cluster.processes.get("gateway")!;
+  const pid = gateway.child!.pid!;
+  await opts.closeCollector();
+  const users = [manifest.users.alice, manifest.users.bob, ...manifest.users.crowd.slice(0, 8)];
+  const rounds = [manifest.rounds.open];
+  let failures = 0;
+  let served = 0;
+  /** `n` reads by ten users, sixteen at a time. */
+  const burst = async (n: number) => {
+    let next = 0;
+    const worker = async () => {
+      while (next < n) {
+        const i = next++;
+        const user = users[i % users.length];
+        const res = await fetch(`${cluster.baseUrl}/rounds/${rounds[0]}`, {
+          headers: {
+            authorization: `Bearer ${user.access_token}`,
+            "x-request-id": `down-${i}`,
+            ...opts.headers?.(),
+          },
+        }).catch(() => null);
+        if (res?.status === 200) served++;
+        else failures++;
+        await res?.arrayBuffer();
+      }
+    };
+    await Promise.all(Array.from({ length: 16 }, worker));
+  };
+  /** The gateway exporter's own view: spans waiting, sent, dropped (tracing_spans_* at /metrics). */
+  const exporterOf = async () => {
+    const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+    const value = (name: string) =>
+      Number(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\d+)`, "m").exec(text)?.[1] ?? NaN);
+    return {
+      queued: value("tracing_spans_queued"),
+      exported: value("tracing_spans_exported_total"),
+      dropped: value("tracing_spans_dropped_total"),
+    };
+  };
+  const sample = async () => ({
+    rss: memoryOf(pid).rss,
+    heap: await heapAfterGc(inspectPort),
+    ...(await exporterOf()),
+  });
+  const mb = (b: number) => `${(b / 2 ** 20).toFixed(1)} MB`;
+
+  // Warm up (connections, JIT, caches), then let a batch fail: the outage has begun.
+  await burst(1000);
+  await sleep(INTERVAL_MS + 1000);
+  const before = await sample();
+  const samples: Array<Awaited<ReturnType<typeof sample>>> = [];
+  const started = Date.now();
+  for (let round = 0; round < 3; round++) {
+    await burst(3000);
+    // Past the next batch: what the round finished has been tried and dropped.
+    await sleep(INTERVAL_MS + 1000);
+    samples.push(await sample());
+  }
+  const after = samples[samples.length - 1];
+  process.stdout.write(
+    `collector down: ${served} reads served, ${failures} failed in ${Date.now() - started} ms; gateway RSS ${mb(before.rss)} → ${samples.map((s) => mb(s.rss)).join(" → ")}, heap ${mb(before.heap)} → ${samples.map((s) => mb(s.heap)).join(" → ")}\n`,
+  );
+  process.stdout.write(
+    `gateway exporter: queued ${[before, ...samples].map((s) => s.queued).join(" → ")}, exported ${after.exported}, dropped ${before.dropped} → ${samples.map((s) => s.dropped).join(" → ")}\n`,
+  );
+  expect(failures).toBe(0);
+  expect(served).toBe(10_000);
+  // Nothing more than `heldAtMost` is held for the dead collector: the spans of the 9,000 reads (at
+  // least one each) were dropped but for those, and the queue stayed within its bound.
+  expect(after.dropped - before.dropped).toBeGreaterThanOrEqual(9000 - opts.heldAtMost);
+  for (const s of [before, ...samples]) expect(s.queued).toBeLessThan(opts.queuedBelow);
+  expect(after.exported).toBeGreaterThan(0);
+  // Flat: 9,000 more requests leave nothing behind. The heap is read after a full collection, so
+  // what remains is what the gateway still reaches; the RSS also holds what the collector has not
+  // given back to the system yet.
+  expect(after.rss - before.rss).toBeLessThan(40 * 2 ** 20);
+  expect(after.heap - before.heap).toBeLessThan(8 * 2 ** 20);
+
+  const log = fs.readFileSync(gateway.logFile, "utf8");
+  const warnings = log.split("\n").filter((l) => l.includes("Spans could not be sent"));
+  expect(warnings).toHaveLength(1);
+  expect(warnings[0]).toContain("ECONNREFUSED");
+}
 
 maybe("trace sampling decided at the gateway", () => {
   let collector: Collector;
@@ -428,6 +484,28 @@ maybe("trace sampling decided at the gateway", () => {
       expect({ request: id, spans: traced(id) }).toEqual({ request: id, spans: [] });
   }, 60_000);
 
+  it("when a caller's traceparent says sampled, then gateway and rounds send spans of the caller's trace, though the gateway's rate is 0, the gateway's span a child of the caller's", async () => {
+    const traceId = randomUUID().replace(/-/g, "");
+    const res = await fetch(`${cluster.baseUrl}/rounds/${manifest.rounds.open}`, {
+      headers: {
+        authorization: `Bearer ${manifest.users.alice.access_token}`,
+        traceparent: `00-${traceId}-${CALLER_SPAN}-01`,
+      },
+    });
+    expect(res.status).toBe(200);
+    // The round was read before in this cluster: rounds answers from its cache, without asking stores.
+    const expected = ["GET /rounds/:round_id", "action 'rounds.get'"];
+    const spans = await traceOf(collector, traceId, complete(expected));
+    const root = byName(spans, "GET /rounds/:round_id")[0];
+    expect(root.parentId).toBe(CALLER_SPAN);
+    expect(res.headers.get("traceparent")).toBe(`00-${traceId}-${root.id}-01`);
+    const nodes = new Set(spans.map((s) => s.tags["node.id"]));
+    for (const p of ["gateway", "rounds"]) expect(nodes).toContain(cluster.processes.get(p)!.nodeID);
+    // One tree below the caller's span.
+    const ids = new Set(spans.map((s) => s.id));
+    for (const s of spans) expect(s === root || ids.has(s.parentId!)).toBe(true);
+  }, 60_000);
+
   it("when a request sampled out is answered 5xx, then the gateway's span of it is sent alone, marked as kept for the error, and no other process sends one", async () => {
     const bob = manifest.users.bob.access_token;
     await cluster.processes.get("stores")!.stop();
@@ -455,4 +533,76 @@ maybe("trace sampling decided at the gateway", () => {
     });
     expect(spans[0].parentId).toBeUndefined();
   }, 60_000);
+});
+
+maybe("tracing across processes over OTLP", () => {
+  let collector: OtlpCollector;
+  let cluster: Cluster;
+  let manifest: DemoManifest;
+  let metricsPort: number;
+  let inspectPort: number;
+  /** The gateway's queue here (a smaller one: what it holds while the collector is down is at most this). */
+  const QUEUE = 2000;
+
+  beforeAll(async () => {
+    collector = await startOtlpCollector();
+    metricsPort = await freePort();
+    inspectPort = await freePort();
+    cluster = await startCluster({
+      // No process traces of its own accord: only a caller's "sampled" does.
+      env: { TRACING_ENDPOINT: collector.url, TRACING_EXPORTER: "otlp", TRACING_SAMPLE_RATE: "0" },
+      processEnv: { gateway: { METRICS_PORT: String(metricsPort), TRACING_QUEUE_SIZE: String(QUEUE) } },
+      nodeArgs: { gateway: [`--inspect=127.0.0.1:${inspectPort}`] },
+    });
+    manifest = await seed(cluster.client, cluster.baseUrl);
+  }, 120_000);
+  afterAll(async () => {
+    await cluster?.stop();
+    await collector?.close();
+  });
+
+  it("when a caller's traceparent says sampled, then the collector decodes OTLP spans of the caller's trace from gateway, rounds, users and stores, each process its resource, the gateway's span a child of the caller's, and no credential", async () => {
+    const traceId = randomUUID().replace(/-/g, "");
+    const token = manifest.users.alice.access_token;
+    const res = await fetch(`${cluster.baseUrl}/rounds/${manifest.rounds.open}`, {
+      headers: { authorization: `Bearer ${token}`, traceparent: `00-${traceId}-${CALLER_SPAN}-01` },
+    });
+    expect(res.status).toBe(200);
+    const deadline = Date.now() + 4 * INTERVAL_MS;
+    const ofTrace = () => collector.spans.filter((s) => s.traceId === traceId);
+    const services = () => new Set(ofTrace().map((s) => s.resource["service.name"]));
+    while (Date.now() < deadline && !["gateway", "rounds", "users", "stores"].every((n) => services().has(n)))
+      await sleep(250);
+    const spans = ofTrace();
+    expect([...services()].sort()).toEqual(expect.arrayContaining(["gateway", "rounds", "stores", "users"]));
+    const root = spans.find((s) => s.name === "GET /rounds/:round_id")!;
+    expect(root).toMatchObject({ parentSpanId: CALLER_SPAN, kind: 2 });
+    expect(root.attributes).toMatchObject({ "http.status_code": 200, "caller.kind": "user" });
+    expect(res.headers.get("traceparent")).toBe(`00-${traceId}-${root.spanId}-01`);
+    for (const p of ["gateway", "rounds", "stores", "users"]) {
+      const span = spans.find((s) => s.resource["service.name"] === p)!;
+      expect(span.resource["service.instance.id"]).toBe(cluster.processes.get(p)!.nodeID);
+      expect(span.attributes["node.id"]).toBe(cluster.processes.get(p)!.nodeID);
+    }
+    const ids = new Set(spans.map((s) => s.spanId));
+    for (const s of spans) if (s !== root) expect(ids).toContain(s.parentSpanId);
+    const everything = collector.bodies.join("\n");
+    expect(everything).not.toContain(token);
+    expect(everything).not.toContain(token.split(".")[2]);
+  }, 60_000);
+
+  it("when the collector is down, then every request still succeeds, the gateway's memory stays flat, its queue within its bound, and its log has one warning", async () => {
+    await collectorDown({
+      cluster,
+      manifest,
+      metricsPort,
+      inspectPort,
+      closeCollector: () => collector.close(),
+      // OpenTelemetry's processor keeps what waits behind a failed batch, up to the queue's bound.
+      queuedBelow: QUEUE + 1,
+      // A full queue, and a batch of 1,000 being retried until its time-out.
+      heldAtMost: QUEUE + 1000,
+      headers: () => ({ traceparent: `00-${randomUUID().replace(/-/g, "")}-${CALLER_SPAN}-01` }),
+    });
+  }, 180_000);
 });

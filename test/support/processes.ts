@@ -46,6 +46,7 @@ const PROCESS_VARIABLES = [
   "MONGO_PASSWORD",
   // A developer's own collector must not receive the test processes' spans (tests that trace set it).
   "TRACING_ENDPOINT",
+  "TRACING_EXPORTER",
   // Keys go to the processes that run auth, given by the test, never inherited.
   "JWT_PRIVATE_KEYS",
   "REFRESH_TOKEN_SECRETS",
