@@ -385,10 +385,16 @@ describe("credentials and hardening (docs/decisions/0134, 0135)", () => {
       );
     }
     expect(compose.services.mongo.security_opt).toEqual(["no-new-privileges:true"]);
-    const stores = compose.services.stores;
-    expect(stores.volumes).toEqual(["stores-media:/var/lib/rounds"]);
-    expect(stores.environment.MEDIA_DIR.startsWith(stores.environment.DATA_DIR)).toBe(true);
-    expect(stores.environment.DATA_DIR).toBe("/var/lib/rounds");
+    // With MONGO_URI the pictures are in GridFS: no service keeps anything on a volume of its own, so
+    // any of them can be scaled out (decision 0134).
+    for (const name of ["auth", "users", "rounds", "stores", "settings", "notifier"]) {
+      const service = compose.services[name];
+      expect({ name, mongo: Boolean(service.environment.MONGO_URI), volumes: service.volumes }).toEqual({
+        name,
+        mongo: true,
+        volumes: undefined,
+      });
+    }
   });
 
   it("when compose's NATS, Redis and MongoDB are read, then they run with the generated users, passwords from the environment", () => {
@@ -531,15 +537,8 @@ describe("credentials and hardening (docs/decisions/0134, 0135)", () => {
         });
       }
     }
-    const stores = deployments.find((d) => d.metadata.name === "stores").spec.template.spec;
-    const media = stores.volumes.find((v: any) => v.persistentVolumeClaim);
-    expect(docs.find((d) => d?.kind === "PersistentVolumeClaim")?.metadata.name).toBe(
-      media.persistentVolumeClaim.claimName,
-    );
-    const env = envOf(stores.containers[0]);
-    const mount = stores.containers[0].volumeMounts.find((m: any) => m.name === media.name);
-    expect(env.MEDIA_DIR.startsWith(mount.mountPath)).toBe(true);
-    expect(env.DATA_DIR.startsWith(mount.mountPath)).toBe(true);
+    // Pictures are in GridFS: no claim, so no Deployment is tied to one node's volume (decision 0134).
+    expect(docs.filter((d) => d?.kind === "PersistentVolumeClaim")).toEqual([]);
   });
 
   it("when the NetworkPolicies are read, then ingress is denied to every pod, and only the gateway's HTTP port is open to anyone; metrics only from the monitoring namespace", () => {
