@@ -128,6 +128,8 @@ describe("API keys", () => {
     const key = await call(sys.broker, "auth.createApiKey", { scope: "app" });
     expect((await settings("?version=1.0.0&platform=ios", key.key)).status).toBe(200);
     await call(sys.broker, "auth.revokeApiKey", { id: key.id });
+    // Gateways forget the key on auth's `api-key.revoked` event: across processes, once it arrives.
+    await sys.settle();
     const res = await settings("?version=1.0.0&platform=ios", key.key);
     expect(res.status).toBe(401);
     expect(res.body).toEqual({ detail: "API key revoked" });
