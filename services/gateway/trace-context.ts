@@ -36,7 +36,7 @@ export function parseTraceparent(value: string | undefined): IncomingTrace | und
   const [, version, traceId, spanId, flags, rest] = m;
   // Version ff is invalid; version 00 has exactly four fields (later versions may add some).
   if (version === "ff" || (version === "00" && rest !== undefined)) return undefined;
-  if (traceId.length !== 32 || !validIds(traceId, spanId)) return undefined;
+  if (!validIds(traceId, spanId)) return undefined;
   return { traceId, spanId, sampled: (parseInt(flags, 16) & 1) === 1 };
 }
 

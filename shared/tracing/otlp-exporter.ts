@@ -17,15 +17,8 @@ import { resourceFromAttributes, type Resource } from "@opentelemetry/resources"
 import { BatchSpanProcessor, type ReadableSpan, type SpanExporter } from "@opentelemetry/sdk-trace-base";
 import { ServiceBroker, TracerExporters, type Span, type Tracer } from "moleculer";
 import { w3cTraceId, zipkinSpanId } from "./ids";
-import {
-  endpointOf,
-  exporterGauges,
-  reasonOf,
-  spanError,
-  spanKindOf,
-  spanTags,
-  type ExporterGauges,
-} from "./span-fields";
+import { ExportHealth, waitAtMost } from "./export-health";
+import { endpointOf, exporterGauges, spanError, spanKindOf, spanTags } from "./span-fields";
 
 export interface OtlpExporterOptions {
   /** Full URL of the OTLP/HTTP traces endpoint, e.g. http://otel-collector:4318/v1/traces (user:password@ → Basic auth). */
@@ -85,10 +78,6 @@ class ExportedSpan implements ReadableSpan {
 export class OtlpSpanExporter extends TracerExporters.Base {
   /** Spans handed to the processor and not yet to its exporter: never more than maxQueue. */
   queued = 0;
-  /** Spans dropped since start: finished while the queue was full, or in a batch that failed. */
-  dropped = 0;
-  /** Spans the endpoint accepted since start. */
-  exported = 0;
 
   private readonly url: string;
   private readonly headers: Record<string, string>;
@@ -102,10 +91,8 @@ export class OtlpSpanExporter extends TracerExporters.Base {
   private nodeID = "";
   /** One resource per service name (service.name, service.instance.id: the node). */
   private readonly resources = new Map<string, Resource>();
-  private failing = false;
-  private droppedWhileFailing = 0;
-  private overflowing = false;
-  private gauges: ExporterGauges | null = null;
+  /** Counts, warnings and metrics (from init on). */
+  private health: ExportHealth | null = null;
 
   constructor(opts: OtlpExporterOptions) {
     super({});
@@ -120,10 +107,20 @@ export class OtlpSpanExporter extends TracerExporters.Base {
     this.target = opts.spanExporter;
   }
 
+  /** Spans dropped since start: finished while the queue was full, or in a batch that failed. */
+  get dropped(): number {
+    return this.health?.dropped ?? 0;
+  }
+
+  /** Spans the endpoint accepted since start. */
+  get exported(): number {
+    return this.health?.exported ?? 0;
+  }
+
   override init(tracer: Tracer): void {
     super.init(tracer);
     this.nodeID = tracer.broker.nodeID;
-    this.gauges = exporterGauges(tracer.broker);
+    this.health = new ExportHealth(this.logger, this.url, this.maxQueue, exporterGauges(tracer.broker));
     const target =
       this.target ??
       new OTLPTraceExporter({
@@ -143,22 +140,11 @@ export class OtlpSpanExporter extends TracerExporters.Base {
   }
 
   override spanFinished(span: Span): void {
-    if (!this.processor) return;
+    if (!this.processor || !this.health) return;
     // The processor's own bound is the same; counted here, where the drop can be seen.
-    if (this.queued >= this.maxQueue) {
-      this.countDropped(1);
-      if (this.failing) {
-        this.droppedWhileFailing++;
-      } else if (!this.overflowing) {
-        this.overflowing = true;
-        this.logger.warn(
-          `Tracing queue full (${this.maxQueue} spans, TRACING_QUEUE_SIZE): newer spans are dropped until it drains`,
-        );
-      }
-      return;
-    }
+    if (this.queued >= this.maxQueue) return this.health.full();
     this.queued++;
-    this.gauges?.queued.set(this.queued);
+    this.health.queued(this.queued);
     this.processor.onEnd(this.toReadable(span));
   }
 
@@ -171,13 +157,10 @@ export class OtlpSpanExporter extends TracerExporters.Base {
     const processor = this.processor;
     if (!processor) return;
     // What a stopping process finished last is sent once, within stopTimeoutMs; what does not fit is lost.
-    let timer: NodeJS.Timeout | undefined;
-    const bound = new Promise<void>((resolve) => {
-      timer = setTimeout(resolve, this.stopTimeoutMs);
-      timer.unref();
-    });
-    await Promise.race([processor.shutdown().catch(() => undefined), bound]);
-    clearTimeout(timer);
+    await waitAtMost(
+      processor.shutdown().catch(() => undefined),
+      this.stopTimeoutMs,
+    );
   }
 
   /** OpenTelemetry's form of a finished Moleculer span. */
@@ -219,47 +202,21 @@ export class OtlpSpanExporter extends TracerExporters.Base {
   private counting(target: SpanExporter): SpanExporter {
     return {
       export: (spans, done) => {
+        const health = this.health as ExportHealth;
         this.queued = Math.max(0, this.queued - spans.length);
-        this.gauges?.queued.set(this.queued);
+        health.queued(this.queued);
         target.export(spans, (result) => {
-          if (result.code === SUCCESS) this.accepted(spans.length);
-          else this.failed(spans.length, result.error);
+          if (result.code === SUCCESS) {
+            health.accepted(spans.length);
+            if (this.queued === 0) health.drained();
+          } else {
+            health.failed(spans.length, result.error ?? "export failed");
+          }
           done(result);
         });
       },
       shutdown: () => target.shutdown(),
       forceFlush: () => target.forceFlush?.() ?? Promise.resolve(),
     };
-  }
-
-  private accepted(n: number): void {
-    this.exported += n;
-    this.gauges?.exported.increment(undefined, n);
-    if (this.failing) {
-      this.failing = false;
-      this.logger.info(
-        `Spans reach ${this.url} again; ${this.droppedWhileFailing} were dropped while it did not answer`,
-      );
-    }
-    if (this.queued === 0) this.overflowing = false;
-  }
-
-  private failed(n: number, err: unknown): void {
-    this.countDropped(n);
-    if (this.failing) {
-      this.droppedWhileFailing += n;
-      return;
-    }
-    this.failing = true;
-    this.droppedWhileFailing = n;
-    this.logger.warn(
-      `Spans could not be sent to ${this.url} (${reasonOf(err ?? "export failed")}): ${n} dropped; ` +
-        "spans are dropped without further warnings until it answers again",
-    );
-  }
-
-  private countDropped(n: number): void {
-    this.dropped += n;
-    this.gauges?.dropped.increment(undefined, n);
   }
 }

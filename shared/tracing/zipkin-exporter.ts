@@ -17,14 +17,8 @@
  */
 import { TracerExporters, type Span, type Tracer } from "moleculer";
 import { zipkinSpanId, zipkinTraceId } from "./ids";
-import {
-  endpointOf,
-  exporterGauges,
-  reasonOf,
-  spanKindOf,
-  spanTags,
-  type ExporterGauges,
-} from "./span-fields";
+import { ExportHealth, waitAtMost } from "./export-health";
+import { endpointOf, exporterGauges, spanKindOf, spanTags } from "./span-fields";
 
 /** One span in Zipkin's v2 JSON (https://zipkin.io/zipkin-api/#/default/post_spans). */
 export interface ZipkinSpan {
@@ -64,10 +58,6 @@ function asStrings(tags: Record<string, string | number | boolean>): Record<stri
 export class BoundedZipkinExporter extends TracerExporters.Base {
   /** Spans waiting to be sent, oldest first; never longer than maxQueue. */
   readonly queue: ZipkinSpan[] = [];
-  /** Spans dropped since start: finished while the queue was full, or in a batch that failed. */
-  dropped = 0;
-  /** Spans the endpoint accepted since start. */
-  exported = 0;
 
   private readonly url: string;
   private readonly headers: Record<string, string>;
@@ -80,13 +70,8 @@ export class BoundedZipkinExporter extends TracerExporters.Base {
   private timer: NodeJS.Timeout | null = null;
   private sending: Promise<void> | null = null;
   private stopping = false;
-  /** A batch failed and none got through since: the one warning is out. */
-  private failing = false;
-  private droppedWhileFailing = 0;
-  /** The queue overflowed while the endpoint answered: its one warning is out. */
-  private overflowing = false;
-  /** Prometheus's view of the above, when the broker has metrics. */
-  private gauges: ExporterGauges | null = null;
+  /** Counts, warnings and metrics (from init on). */
+  private health: ExportHealth | null = null;
 
   constructor(opts: ZipkinExporterOptions) {
     super({});
@@ -100,10 +85,20 @@ export class BoundedZipkinExporter extends TracerExporters.Base {
     this.stopTimeoutMs = opts.stopTimeoutMs ?? 2000;
   }
 
+  /** Spans dropped since start: finished while the queue was full, or in a batch that failed. */
+  get dropped(): number {
+    return this.health?.dropped ?? 0;
+  }
+
+  /** Spans the endpoint accepted since start. */
+  get exported(): number {
+    return this.health?.exported ?? 0;
+  }
+
   override init(tracer: Tracer): void {
     super.init(tracer);
     this.nodeID = tracer.broker.nodeID;
-    this.gauges = exporterGauges(tracer.broker);
+    this.health = new ExportHealth(this.logger, this.url, this.maxQueue, exporterGauges(tracer.broker));
     this.timer = setInterval(() => void this.flush(), this.intervalMs);
     this.timer.unref();
   }
@@ -117,32 +112,17 @@ export class BoundedZipkinExporter extends TracerExporters.Base {
       await this.sending;
       if (this.queue.length > 0) await this.send(this.stopTimeoutMs, false);
     })();
-    let timer: NodeJS.Timeout | undefined;
-    const bound = new Promise<void>((resolve) => {
-      timer = setTimeout(resolve, this.stopTimeoutMs);
-      timer.unref();
-    });
-    await Promise.race([last, bound]);
-    clearTimeout(timer);
+    await waitAtMost(last, this.stopTimeoutMs);
   }
 
   override spanFinished(span: Span): void {
-    if (this.queue.length >= this.maxQueue) {
-      this.countDropped(1);
-      if (this.failing) {
-        this.droppedWhileFailing++;
-      } else if (!this.overflowing) {
-        this.overflowing = true;
-        this.logger.warn(
-          `Tracing queue full (${this.maxQueue} spans, TRACING_QUEUE_SIZE): newer spans are dropped until it drains`,
-        );
-      }
-      return;
-    }
+    const health = this.health;
+    if (!health) return;
+    if (this.queue.length >= this.maxQueue) return health.full();
     this.queue.push(this.toZipkin(span));
-    this.gauges?.queued.set(this.queue.length);
+    health.queued(this.queue.length);
     // Under load, send as soon as a batch is full (while the endpoint answers; else the timer tries).
-    if (this.queue.length >= this.batchSize && !this.failing && !this.sending && !this.stopping) {
+    if (this.queue.length >= this.batchSize && !health.failing && !this.sending && !this.stopping) {
       void this.flush();
     }
   }
@@ -174,44 +154,23 @@ export class BoundedZipkinExporter extends TracerExporters.Base {
   }
 
   private async send(timeoutMs: number, untilEmpty: boolean): Promise<void> {
+    const health = this.health as ExportHealth;
     do {
       const batch = this.queue.splice(0, this.batchSize);
-      this.gauges?.queued.set(this.queue.length);
+      health.queued(this.queue.length);
       try {
         await this.post(batch, timeoutMs);
       } catch (err) {
         // No retries: a collector that is down would get a storm, and the spans would pile up here.
         const lost = batch.length + this.queue.length;
         this.queue.length = 0;
-        this.gauges?.queued.set(0);
-        this.countDropped(lost);
-        if (this.failing) {
-          this.droppedWhileFailing += lost;
-        } else {
-          this.failing = true;
-          this.droppedWhileFailing = lost;
-          this.logger.warn(
-            `Spans could not be sent to ${this.url} (${reasonOf(err)}): ${lost} dropped; ` +
-              "spans are dropped without further warnings until it answers again",
-          );
-        }
+        health.queued(0);
+        health.failed(lost, err);
         return;
       }
-      this.exported += batch.length;
-      this.gauges?.exported.increment(undefined, batch.length);
-      if (this.failing) {
-        this.failing = false;
-        this.logger.info(
-          `Spans reach ${this.url} again; ${this.droppedWhileFailing} were dropped while it did not answer`,
-        );
-      }
+      health.accepted(batch.length);
     } while (untilEmpty && !this.stopping && this.queue.length > 0);
-    if (this.queue.length === 0) this.overflowing = false;
-  }
-
-  private countDropped(n: number): void {
-    this.dropped += n;
-    this.gauges?.dropped.increment(undefined, n);
+    if (this.queue.length === 0) health.drained();
   }
 
   private async post(batch: ZipkinSpan[], timeoutMs: number): Promise<void> {
