@@ -5,8 +5,8 @@
  * Prometheus view of it all (METRICS_PORT). Tracing must never cost a request anything, and a collector
  * that is down must not flood the log either.
  */
-import type { LoggerInstance } from "moleculer";
-import { reasonOf, type ExporterGauges } from "./span-fields";
+import { TracerExporters, type LoggerInstance, type Tracer } from "moleculer";
+import { endpointOf, exporterGauges, reasonOf, type ExporterGauges } from "./span-fields";
 
 export class ExportHealth {
   /** Spans dropped since start: finished while the queue was full, or in a batch that failed. */
@@ -92,4 +92,61 @@ export async function waitAtMost(work: Promise<unknown>, ms: number): Promise<vo
   });
   await Promise.race([work, bound]);
   clearTimeout(timer);
+}
+
+/** What both exporters are configured with (TRACING_ENDPOINT, TRACING_INTERVAL_MS, TRACING_QUEUE_SIZE). */
+export interface BoundedExporterOptions {
+  /** Full URL of the endpoint (user:password@ → Basic auth). */
+  endpoint: string;
+  intervalMs: number;
+  maxQueue: number;
+  /** Spans per request (default 1,000). */
+  batchSize?: number;
+  /** How long one batch may take (default: intervalMs). */
+  timeoutMs?: number;
+  /** How long stopping may spend sending what is left (default 2 s). */
+  stopTimeoutMs?: number;
+}
+
+/** A Moleculer span exporter with a bounded queue and an ExportHealth: what both exporters share. */
+export abstract class BoundedExporter extends TracerExporters.Base {
+  /** The endpoint without credentials (what is logged), and the Authorization header they stand for. */
+  protected readonly url: string;
+  protected readonly headers: Record<string, string>;
+  protected readonly intervalMs: number;
+  protected readonly maxQueue: number;
+  protected readonly batchSize: number;
+  protected readonly timeoutMs: number;
+  protected readonly stopTimeoutMs: number;
+  protected nodeID = "";
+  /** Counts, warnings and metrics (from init on). */
+  protected health: ExportHealth | null = null;
+
+  constructor(opts: BoundedExporterOptions) {
+    super({});
+    const { url, headers } = endpointOf(opts.endpoint);
+    this.url = url;
+    this.headers = headers;
+    this.intervalMs = opts.intervalMs;
+    this.maxQueue = opts.maxQueue;
+    this.batchSize = opts.batchSize ?? 1000;
+    this.timeoutMs = opts.timeoutMs ?? opts.intervalMs;
+    this.stopTimeoutMs = opts.stopTimeoutMs ?? 2000;
+  }
+
+  /** Spans dropped since start: finished while the queue was full, or in a batch that failed. */
+  get dropped(): number {
+    return this.health?.dropped ?? 0;
+  }
+
+  /** Spans the endpoint accepted since start. */
+  get exported(): number {
+    return this.health?.exported ?? 0;
+  }
+
+  override init(tracer: Tracer): void {
+    super.init(tracer);
+    this.nodeID = tracer.broker.nodeID;
+    this.health = new ExportHealth(this.logger, this.url, this.maxQueue, exporterGauges(tracer.broker));
+  }
 }

@@ -15,22 +15,13 @@ import { SpanKind, SpanStatusCode, TraceFlags, type HrTime, type SpanContext } f
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
 import { resourceFromAttributes, type Resource } from "@opentelemetry/resources";
 import { BatchSpanProcessor, type ReadableSpan, type SpanExporter } from "@opentelemetry/sdk-trace-base";
-import { ServiceBroker, TracerExporters, type Span, type Tracer } from "moleculer";
+import { ServiceBroker, type Span, type Tracer } from "moleculer";
 import { w3cTraceId, zipkinSpanId } from "./ids";
-import { ExportHealth, waitAtMost } from "./export-health";
-import { endpointOf, exporterGauges, spanError, spanKindOf, spanTags } from "./span-fields";
+import { BoundedExporter, waitAtMost, type BoundedExporterOptions, type ExportHealth } from "./export-health";
+import { spanError, spanKindOf, spanTags } from "./span-fields";
 
-export interface OtlpExporterOptions {
-  /** Full URL of the OTLP/HTTP traces endpoint, e.g. http://otel-collector:4318/v1/traces (user:password@ → Basic auth). */
-  endpoint: string;
-  intervalMs: number;
-  maxQueue: number;
-  /** Spans per request (default 1,000). */
-  batchSize?: number;
-  /** How long one batch may take, retries included (default: intervalMs). */
-  timeoutMs?: number;
-  /** How long stopping may spend sending what is left (default 2 s). */
-  stopTimeoutMs?: number;
+/** A batch's time-out (`timeoutMs`) includes the exporter's retries. */
+export interface OtlpExporterOptions extends BoundedExporterOptions {
   /** Where batches go (default: OpenTelemetry's OTLP/HTTP exporter to `endpoint`); tests pass their own. */
   spanExporter?: SpanExporter;
 }
@@ -75,52 +66,23 @@ class ExportedSpan implements ReadableSpan {
   }
 }
 
-export class OtlpSpanExporter extends TracerExporters.Base {
+export class OtlpSpanExporter extends BoundedExporter {
   /** Spans handed to the processor and not yet to its exporter: never more than maxQueue. */
   queued = 0;
 
-  private readonly url: string;
-  private readonly headers: Record<string, string>;
-  private readonly intervalMs: number;
-  private readonly maxQueue: number;
-  private readonly batchSize: number;
-  private readonly timeoutMs: number;
-  private readonly stopTimeoutMs: number;
   private readonly target: SpanExporter | undefined;
   private processor: BatchSpanProcessor | null = null;
-  private nodeID = "";
   /** One resource per service name (service.name, service.instance.id: the node). */
   private readonly resources = new Map<string, Resource>();
-  /** Counts, warnings and metrics (from init on). */
-  private health: ExportHealth | null = null;
 
   constructor(opts: OtlpExporterOptions) {
-    super({});
-    const { url, headers } = endpointOf(opts.endpoint);
-    this.url = url;
-    this.headers = headers;
-    this.intervalMs = opts.intervalMs;
-    this.maxQueue = opts.maxQueue;
-    this.batchSize = Math.min(opts.batchSize ?? 1000, opts.maxQueue);
-    this.timeoutMs = opts.timeoutMs ?? opts.intervalMs;
-    this.stopTimeoutMs = opts.stopTimeoutMs ?? 2000;
+    // A batch is never larger than the queue it is taken from.
+    super({ ...opts, batchSize: Math.min(opts.batchSize ?? 1000, opts.maxQueue) });
     this.target = opts.spanExporter;
-  }
-
-  /** Spans dropped since start: finished while the queue was full, or in a batch that failed. */
-  get dropped(): number {
-    return this.health?.dropped ?? 0;
-  }
-
-  /** Spans the endpoint accepted since start. */
-  get exported(): number {
-    return this.health?.exported ?? 0;
   }
 
   override init(tracer: Tracer): void {
     super.init(tracer);
-    this.nodeID = tracer.broker.nodeID;
-    this.health = new ExportHealth(this.logger, this.url, this.maxQueue, exporterGauges(tracer.broker));
     const target =
       this.target ??
       new OTLPTraceExporter({

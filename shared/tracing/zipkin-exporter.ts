@@ -15,10 +15,10 @@
  * - with metrics on (METRICS_PORT), `tracing_spans_queued`, `tracing_spans_exported_total` and
  *   `tracing_spans_dropped_total` show it at /metrics.
  */
-import { TracerExporters, type Span, type Tracer } from "moleculer";
+import type { Span, Tracer } from "moleculer";
 import { zipkinSpanId, zipkinTraceId } from "./ids";
-import { ExportHealth, waitAtMost } from "./export-health";
-import { endpointOf, exporterGauges, spanKindOf, spanTags } from "./span-fields";
+import { BoundedExporter, waitAtMost, type BoundedExporterOptions, type ExportHealth } from "./export-health";
+import { spanKindOf, spanTags } from "./span-fields";
 
 /** One span in Zipkin's v2 JSON (https://zipkin.io/zipkin-api/#/default/post_spans). */
 export interface ZipkinSpan {
@@ -35,18 +35,8 @@ export interface ZipkinSpan {
   tags: Record<string, string>;
 }
 
-export interface ZipkinExporterOptions {
-  /** Full URL of the spans endpoint, e.g. http://jaeger:9411/api/v2/spans (user:password@ → Basic auth). */
-  endpoint: string;
-  intervalMs: number;
-  maxQueue: number;
-  /** Spans per request (default 1,000: a few hundred KB of JSON, serialised in a few milliseconds). */
-  batchSize?: number;
-  /** How long one request may take (default: intervalMs). */
-  timeoutMs?: number;
-  /** How long stopping may spend sending what is left (default 2 s). */
-  stopTimeoutMs?: number;
-}
+/** Spans per request: 1,000 by default, a few hundred KB of JSON, serialised in a few milliseconds. */
+export type ZipkinExporterOptions = BoundedExporterOptions;
 
 /** Zipkin's tags are strings. */
 function asStrings(tags: Record<string, string | number | boolean>): Record<string, string> {
@@ -55,50 +45,23 @@ function asStrings(tags: Record<string, string | number | boolean>): Record<stri
   return out;
 }
 
-export class BoundedZipkinExporter extends TracerExporters.Base {
+export class BoundedZipkinExporter extends BoundedExporter {
   /** Spans waiting to be sent, oldest first; never longer than maxQueue. */
   readonly queue: ZipkinSpan[] = [];
 
-  private readonly url: string;
-  private readonly headers: Record<string, string>;
-  private readonly intervalMs: number;
-  private readonly maxQueue: number;
-  private readonly batchSize: number;
-  private readonly timeoutMs: number;
-  private readonly stopTimeoutMs: number;
-  private nodeID = "";
   private timer: NodeJS.Timeout | null = null;
   private sending: Promise<void> | null = null;
   private stopping = false;
-  /** Counts, warnings and metrics (from init on). */
-  private health: ExportHealth | null = null;
+  /** The endpoint's headers with the body's type (Zipkin takes a JSON array). */
+  private readonly postHeaders: Record<string, string>;
 
   constructor(opts: ZipkinExporterOptions) {
-    super({});
-    const { url, headers } = endpointOf(opts.endpoint);
-    this.url = url;
-    this.headers = { "Content-Type": "application/json", ...headers };
-    this.intervalMs = opts.intervalMs;
-    this.maxQueue = opts.maxQueue;
-    this.batchSize = opts.batchSize ?? 1000;
-    this.timeoutMs = opts.timeoutMs ?? opts.intervalMs;
-    this.stopTimeoutMs = opts.stopTimeoutMs ?? 2000;
-  }
-
-  /** Spans dropped since start: finished while the queue was full, or in a batch that failed. */
-  get dropped(): number {
-    return this.health?.dropped ?? 0;
-  }
-
-  /** Spans the endpoint accepted since start. */
-  get exported(): number {
-    return this.health?.exported ?? 0;
+    super(opts);
+    this.postHeaders = { "Content-Type": "application/json", ...this.headers };
   }
 
   override init(tracer: Tracer): void {
     super.init(tracer);
-    this.nodeID = tracer.broker.nodeID;
-    this.health = new ExportHealth(this.logger, this.url, this.maxQueue, exporterGauges(tracer.broker));
     this.timer = setInterval(() => void this.flush(), this.intervalMs);
     this.timer.unref();
   }
@@ -176,7 +139,7 @@ export class BoundedZipkinExporter extends TracerExporters.Base {
   private async post(batch: ZipkinSpan[], timeoutMs: number): Promise<void> {
     const res = await fetch(this.url, {
       method: "POST",
-      headers: this.headers,
+      headers: this.postHeaders,
       body: JSON.stringify(batch),
       signal: AbortSignal.timeout(timeoutMs),
     });
