@@ -40,7 +40,7 @@ interface AuthService extends Service {
   activeUsers: LocalCache<true>;
   activeUser(ctx: Context, userId: string): Promise<boolean>;
   refreshFamilies: RefreshFamiliesRepository;
-  /** Refresh tokens issued before decision 0003, one document each, working until they expire. */
+  /** Refresh tokens issued before families (decision 0003), one document each, working until they expire. */
   refreshTokens: RefreshTokensRepository;
   /** Deletes long-expired refresh tokens every hour (see sweepExpiredTokens). */
   tokenSweep: NodeJS.Timeout | null;
@@ -191,7 +191,7 @@ const AuthServiceSchema: ServiceSchema<Record<string, never>, AuthService> = {
   events: {
     // Every auth process forgets the user at once; each revokes the user's refresh tokens too (an
     // idempotent update: a second process finds them revoked already), in their families and in the
-    // documents of tokens issued before decision 0003.
+    // documents of tokens issued before families (decision 0003).
     [Events.userRemoved]: {
       group: processGroup,
       async handler(this: AuthService, ctx: Context<UserRemovedEvent>) {

@@ -33,7 +33,10 @@ export interface RefreshFamilyDoc {
    * presented, they answer "revoked", as the unused successor did when each token had a document.
    */
   lost_generations: number[];
-  /** The token issued before decision 0003 that this family continues (its generation 0), if any. */
+  /**
+   * The token issued before families (decision 0003) that this family continues (its generation 0), if
+   * any.
+   */
   legacy_hash: string | null;
   created_at: Date;
   /** When the live token expires; every rotation slides it. */

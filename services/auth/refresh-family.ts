@@ -20,7 +20,7 @@ import { hashToken } from "./tokens";
 
 export interface RefreshDeps {
   families: Pick<RefreshFamiliesRepository, "insert" | "find" | "rotate" | "useGrace" | "revoke">;
-  /** The documents of tokens issued before decision 0003, one per token. */
+  /** The documents of tokens issued before families (decision 0003), one per token. */
   legacy: Pick<RefreshTokensRepository, "findByHash" | "markRotated" | "revokeIfUnused" | "revokeFamily">;
   /** The MAC key of new refresh tokens (refreshTokenKey of the first of REFRESH_TOKEN_SECRETS). */
   tokenKey: KeyObject;

@@ -1,6 +1,6 @@
 /**
- * Refresh tokens issued before decision 0003: opaque, one document each (refresh-tokens.repository.ts).
- * They keep working until they expire, with the answers of decision 0003. The first refresh of a live
+ * Refresh tokens issued before families (decision 0003): opaque, one document each
+ * (refresh-tokens.repository.ts). They keep working until they expire, with the answers of decision 0003. The first refresh of a live
  * one claims its document, as a process of the previous version would, and continues its family as a
  * family document in which that token is generation 0; from then on the family grows no more.
  */
@@ -56,7 +56,10 @@ async function continueFamily(
   return tokenSet(deps, doc.user_id, token, next, now);
 }
 
-/** A refresh with a token issued before decision 0003; `round` bounds the looks again after a lost race. */
+/**
+ * A refresh with a token issued before families (decision 0003); `round` bounds the looks again after a
+ * lost race.
+ */
 export async function refreshLegacy(
   deps: RefreshDeps,
   callerId: string,

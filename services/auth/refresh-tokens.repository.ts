@@ -1,6 +1,6 @@
 /**
- * Refresh tokens issued before decision 0003, one document each, stored only by their SHA-256: every
- * sign-in started a family; every refresh rotated the presented token (marked it rotated, named its
+ * Refresh tokens issued before families (decision 0003), one document each, stored only by their
+ * SHA-256: every sign-in started a family; every refresh rotated the presented token (marked it rotated, named its
  * successor) and added the successor to the family. Nothing adds such documents any more (`insert` and
  * `startFamily` remain for the tests of the upgrade path): they keep working until they expire, the
  * first refresh of a live one claiming it with `markRotated` and continuing its family as a family

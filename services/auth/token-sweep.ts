@@ -1,7 +1,7 @@
 /**
  * Refresh-token families are kept after they expire or are revoked, and so are the documents of tokens
- * issued before decision 0003 (reuse detection needs the retired ones), but once expired they can do
- * nothing: a refresh refuses them. Without a sweep both collections, and with them every index, would
+ * issued before families (decision 0003; reuse detection needs the retired ones), but once expired they
+ * can do nothing: a refresh refuses them. Without a sweep both collections, and with them every index, would
  * grow with every sign-in, forever.
  */
 import type { RefreshFamiliesRepository } from "./refresh-families.repository";

@@ -47,8 +47,9 @@ export function fillRandom(target: Buffer, offset: number, length: number): void
 }
 
 /**
- * 256 random bits, URL-safe: the refresh tokens issued before decision 0003 had this form (the tests
- * make such tokens to check that they keep working); tokens are now made by refresh-token-format.ts.
+ * 256 random bits, URL-safe: the refresh tokens issued before families (decision 0003) had this form
+ * (the tests make such tokens to check that they keep working); tokens are now made by
+ * refresh-token-format.ts.
  */
 export function newRefreshToken(): string {
   const bytes = Buffer.allocUnsafe(TOKEN_BYTES);

@@ -344,8 +344,7 @@ class NedbCollection<T extends Doc> implements Collection<T> {
    * disk. The file is compacted first only if at least half of it is dead lines and it is within
    * STORE_COMPACTION_MAX_MB: rewriting a file that is mostly live (one grown by inserts) would only make
    * the stop longer, since NeDB rewrites every file it loads anyway
-   * (docs/decisions/0078-nedb-compaction-while-running.md; a large file:
-   * docs/decisions/0078-nedb-compaction-while-running.md).
+   * (docs/decisions/0078-nedb-compaction-while-running.md, which also says why a large file is not).
    */
   async close(): Promise<void> {
     const size = fileSize(this.filename);
@@ -377,6 +376,12 @@ const held = new Map<string, number>();
 
 const lockFile = (dir: string): string => path.join(dir, ".lock");
 
+/** The process a lock file's content names, if it is alive and not this one; else null (a stale lock). */
+function liveOtherOwner(content: string): number | null {
+  const owner = Number(content);
+  return Number.isInteger(owner) && owner > 0 && owner !== process.pid && pidAlive(owner) ? owner : null;
+}
+
 /**
  * Takes the folder for this process. A lock of a live other process refuses; a stale lock of a dead
  * process is taken over (re-read just before removal, so a fresh lock of a racing process survives).
@@ -398,8 +403,8 @@ export function acquireLock(dir: string): void {
       if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
     }
     const content = fs.readFileSync(file, "utf8");
-    const owner = Number(content);
-    if (Number.isInteger(owner) && owner > 0 && owner !== process.pid && pidAlive(owner)) {
+    const owner = liveOtherOwner(content);
+    if (owner !== null) {
       throw new Error(
         `The embedded store in ${dir} is in use by process ${owner}; stop it first (the embedded store is single-process).`,
       );
@@ -411,13 +416,13 @@ export function acquireLock(dir: string): void {
 
 /** The live process, other than this one, that holds `dir` (its id), or null: nobody, or a stale lock. */
 export function lockHolder(dir: string): number | null {
-  let owner: number;
+  let content: string;
   try {
-    owner = Number(fs.readFileSync(lockFile(dir), "utf8"));
+    content = fs.readFileSync(lockFile(dir), "utf8");
   } catch {
     return null;
   }
-  return Number.isInteger(owner) && owner > 0 && owner !== process.pid && pidAlive(owner) ? owner : null;
+  return liveOtherOwner(content);
 }
 
 export function releaseLock(dir: string): void {

@@ -1,7 +1,7 @@
 // Tier: one process only (it writes documents into the auth store, which the cluster's processes own).
 /**
- * Refresh tokens issued before decision 0003 (one document each, as the previous version stored them)
- * keep working through the API after the upgrade, with reuse detection across the change. Embedded
+ * Refresh tokens issued before families (decision 0003; one document each, as the previous version
+ * stored them) keep working through the API after the upgrade, with reuse detection across the change. Embedded
  * only: the test writes such documents into the auth store, which the cluster's processes own.
  */
 import { RefreshTokensRepository } from "../../services/auth/refresh-tokens.repository";

@@ -24,7 +24,7 @@ export const REVOKED = "Token invalid: refresh token revoked";
 export interface Harness {
   deps: RefreshDeps;
   families: RefreshFamiliesRepository;
-  /** The documents of tokens issued before decision 0003. */
+  /** The documents of tokens issued before families (decision 0003). */
   legacy: RefreshTokensRepository;
   store: NedbStore;
   /** Moves the fake clock forward. */

@@ -1,6 +1,6 @@
 /**
- * Refresh tokens issued before decision 0003 (opaque, one document each) keep working until they
- * expire, with the answers of decision 0003: operators upgrade a running system, and its clients stay
+ * Refresh tokens issued before families (decision 0003; opaque, one document each) keep working until
+ * they expire, with the answers of decision 0003: operators upgrade a running system, and its clients stay
  * signed in. The first refresh of such a token continues its family as a family document.
  */
 import { CONTINUED_IN_FAMILY } from "../../../../services/auth/refresh-legacy";
