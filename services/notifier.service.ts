@@ -137,7 +137,7 @@ const NotifierServiceSchema: ServiceSchema<Record<string, never>, NotifierServic
 
     /**
      * GET /notifications/{job_id} (outside the spec): only for the API key that made the job; to any
-     * other, the same 404 as an unknown job (docs/decisions/0139).
+     * other, the same 404 as an unknown job (docs/decisions/0019).
      */
     job: {
       params: JobParams,

@@ -1,5 +1,5 @@
 /**
- * The Idempotency-Keys of store events (collection `event_keys`; docs/decisions/0076). One record per
+ * The Idempotency-Keys of store events (collection `event_keys`; docs/decisions/0023). One record per
  * (user, key), made when the key is first used: it names the id the key's event will have (drawn
  * then, before the body is read) and who holds the key now (a lease). The record does not say whether
  * the event exists: the event item with that id does, inserted in one write with its announcement, so

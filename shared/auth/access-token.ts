@@ -158,7 +158,7 @@ export function verifyAccessToken(
   throw new TokenInvalidError("invalid signature");
 }
 
-/** The HMAC key of a legacy secret, made once (a string key costs jsonwebtoken a parse per call: 0044). */
+/** The HMAC key of a legacy secret, made once (a string key costs jsonwebtoken a parse per call: decision 0132). */
 const legacyKeys = new Map<string, KeyObject>();
 export function legacyKeyOf(secret: string): KeyObject {
   let key = legacyKeys.get(secret);

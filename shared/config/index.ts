@@ -457,7 +457,7 @@ export function retiredSettingsIn(env: Record<string, string | undefined> = proc
 const AUTH_ONLY = ["JWT_PRIVATE_KEYS", "REFRESH_TOKEN_SECRETS", "JWT_LEGACY_SECRETS"] as const;
 
 /**
- * The token keys and secrets (docs/decisions/0133): in any environment, secrets of 32 characters at
+ * The token keys and secrets (docs/decisions/0132): in any environment, secrets of 32 characters at
  * least and a refresh bound within the refresh token's life; in production, keys and secrets present
  * where auth runs and nowhere else, none published, the refresh secret strong, and no retired setting.
  */

@@ -15,7 +15,7 @@ export type StoreInfo = Static<typeof StoreInfo>;
 
 /**
  * An item's store as the rounds service embeds it: with its managers, who see an event round's meeting
- * link and password (docs/decisions/0139). Optional: an item cached by a stores process of before names
+ * link and password (docs/decisions/0019). Optional: an item cached by a stores process of before names
  * none.
  */
 export const ItemStoreInfo = Type.Composite([
@@ -155,7 +155,7 @@ export const CreateEventParams = Type.Object({
 });
 export type CreateEventParams = Static<typeof CreateEventParams>;
 
-/** §2.12, the response of POST /stores/{store_id}/events (plus `round_id`, see docs/decisions/0027). */
+/** §2.12, the response of POST /stores/{store_id}/events (plus `round_id`, see docs/decisions/0023). */
 export const StoreEvent = Type.Object({
   id: Type.String(),
   name: Type.String(),

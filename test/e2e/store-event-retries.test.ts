@@ -1,5 +1,5 @@
 /**
- * POST /stores/{store_id}/events with an Idempotency-Key (docs/decisions/0076), in one process and (the
+ * POST /stores/{store_id}/events with an Idempotency-Key (docs/decisions/0023), in one process and (the
  * `cluster` project) across processes: a retry of the same request gets the first answer and makes no
  * second event, picture or round; another request with the key is 422; a retry while the first request
  * still runs is 409 with Retry-After, and replays once the first has been answered; a request that

@@ -1,5 +1,5 @@
 /**
- * The token keys as an attacker or auditor meets them (docs/decisions/0132, 0133), in both topologies:
+ * The token keys as an attacker or auditor meets them (docs/decisions/0132), in both topologies:
  * no published secret signs, the public keys are published and nothing else, and a refresh is refused
  * with an access token that expired too long ago.
  */

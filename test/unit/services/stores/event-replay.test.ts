@@ -1,5 +1,5 @@
 /**
- * A store event with an Idempotency-Key, without a broker (docs/decisions/0076): the stores and key
+ * A store event with an Idempotency-Key, without a broker (docs/decisions/0023): the stores and key
  * repositories on in-memory NeDB, blob storage a fake that records what is staged and committed, and a
  * clock the tests move. A retry of the same request gets the first event back and keeps nothing of its
  * own; another request with the key is refused 422; a request that created nothing leaves the key free
