@@ -19,10 +19,13 @@ export interface AccessClaims {
   iat: number;
 }
 
-export type TokenConfig = Pick<
-  Config,
-  "jwtIssuer" | "accessTokenTtlSeconds" | "refreshAccessTokenMaxAgeSeconds"
->;
+/**
+ * The `iss` of every access token, pinned on verification. A constant: changing it would sign everyone
+ * out, and a backend verifying tokens with the published keys pins this value too.
+ */
+export const JWT_ISSUER = "rounds-platform";
+
+export type TokenConfig = Pick<Config, "accessTokenTtlSeconds" | "refreshAccessTokenMaxAgeSeconds">;
 
 /** The keys a verifier holds. */
 export interface VerificationKeys {
@@ -67,7 +70,7 @@ const someKey = () => (anyPublicKey ??= generateKeyPairSync("ec", { namedCurve: 
 /** Options of both algorithms' verification: issuer pinned; on a refresh, expiry within the bound. */
 function verifyOptions(config: TokenConfig, refresh: boolean): jwt.VerifyOptions {
   return {
-    issuer: config.jwtIssuer,
+    issuer: JWT_ISSUER,
     clockTolerance: refresh ? config.refreshAccessTokenMaxAgeSeconds : 0,
   };
 }

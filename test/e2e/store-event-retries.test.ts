@@ -214,7 +214,7 @@ describe("POST /stores/{store_id}/events with an Idempotency-Key", () => {
 
   // The stores service's own sweep, reached in its process (one process only).
   (topology === "embedded" ? it : it.skip)(
-    "when the stores service sweeps, then a key past IDEMPOTENCY_KEY_TTL is deleted and a live one stays",
+    "when the stores service sweeps, then a key past its time to live is deleted and a live one stays",
     async () => {
       const keysOf = (await storeOf(sys.broker, sys.config)).collection<
         Record<string, unknown> & { _id: string }

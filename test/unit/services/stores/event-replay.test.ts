@@ -236,7 +236,7 @@ describe("a store event with an Idempotency-Key", () => {
     expect(await events()).toBe(0);
   });
 
-  it("when the key is retried within IDEMPOTENCY_KEY_TTL, then it replays; once it expired, the same request makes a new event", async () => {
+  it("when the key is retried within its time to live, then it replays; once it expired, the same request makes a new event", async () => {
     const first = await send();
     clock = new Date(T0.getTime() + TTL_MS / 2);
     expect((await send()).replayed).toBe(true);
