@@ -119,7 +119,6 @@ async function embedded(recipients: number, fcm: FakeFcm): Promise<Record<string
     DATA_DIR: dataDir,
     PORT: String(port),
     FCM_ENDPOINT: fcm.url,
-    FCM_INSECURE_TLS: "true",
     FCM_PROJECT_ID: "bench",
     MULTICAST_MAX_RECIPIENTS: String(recipients),
     // The notifier's options as deployed: without a heap cap V8 let garbage pile up to several hundred
@@ -167,7 +166,6 @@ async function distributed(recipients: number, fcm: FakeFcm): Promise<Record<str
     env: {
       ...BENCH_LIMITS,
       FCM_ENDPOINT: fcm.url,
-      FCM_INSECURE_TLS: "true",
       FCM_PROJECT_ID: "bench",
       MULTICAST_MAX_RECIPIENTS: String(recipients),
     },

@@ -2,10 +2,12 @@
  * Where pushes go. Production: firebase-admin (`sendEachForMulticast`), with credentials from the
  * standard Google variables. Without credentials (embedded default, demos): a log transport that records
  * what would have been sent and reports success. FCM_ENDPOINT sends firebase-admin's requests to another
- * host (a local fake FCM in tests) through its legacy HTTP/1.1 transport and a custom agent: the real
- * firebase-admin code path, pointed elsewhere.
+ * host through its legacy HTTP/1.1 transport and a custom agent: the real firebase-admin code path,
+ * pointed elsewhere. An https:// endpoint's certificate is checked as Google's would be; an http:// one
+ * (a local fake FCM in tests and benches) is spoken to in plain HTTP, so no setting turns checks off.
  */
 import https from "node:https";
+import net from "node:net";
 import tls from "node:tls";
 import { applicationDefault, deleteApp, initializeApp, type App } from "firebase-admin/app";
 import { getMessaging } from "firebase-admin/messaging";
@@ -44,8 +46,8 @@ export class FirebaseTransport implements PushTransport {
   private readonly app: App;
   private readonly agent: https.Agent | undefined;
 
-  constructor(config: Pick<Config, "googleCredentials" | "fcmProjectId" | "fcmEndpoint" | "fcmInsecureTls">) {
-    this.agent = config.fcmEndpoint ? agentFor(config.fcmEndpoint, config.fcmInsecureTls) : undefined;
+  constructor(config: Pick<Config, "googleCredentials" | "fcmProjectId" | "fcmEndpoint">) {
+    this.agent = config.fcmEndpoint ? agentFor(config.fcmEndpoint) : undefined;
     const credential = config.googleCredentials
       ? applicationDefault()
       : // Against FCM_ENDPOINT without Google credentials: a stand-in token the fake accepts.
@@ -71,17 +73,22 @@ export class FirebaseTransport implements PushTransport {
 }
 
 /** Every connection goes to the endpoint, whatever host firebase-admin asks for. */
-function agentFor(endpoint: string, insecure: boolean): https.Agent {
+/**
+ * An agent whose connections go to `endpoint` whatever host firebase-admin names: over TLS, checked, for
+ * https://; over plain TCP for http:// (the client's HTTP/1.1 runs over either socket alike).
+ */
+function agentFor(endpoint: string): https.Agent {
   const url = new URL(endpoint);
-  const agent = new https.Agent({ keepAlive: true, maxSockets: 64, rejectUnauthorized: !insecure });
-  const connect = (opts: tls.ConnectionOptions) =>
-    tls.connect({
-      ...opts,
-      host: url.hostname,
-      port: Number(url.port || 443),
-      servername: url.hostname === "127.0.0.1" ? undefined : url.hostname,
-      rejectUnauthorized: !insecure,
-    });
+  const agent = new https.Agent({ keepAlive: true, maxSockets: 64 });
+  const connect = (opts: tls.ConnectionOptions): net.Socket =>
+    url.protocol === "http:"
+      ? net.connect({ host: url.hostname, port: Number(url.port || 80) })
+      : tls.connect({
+          ...opts,
+          host: url.hostname,
+          port: Number(url.port || 443),
+          servername: url.hostname === "127.0.0.1" ? undefined : url.hostname,
+        });
   (agent as unknown as { createConnection: typeof connect }).createConnection = connect;
   return agent;
 }

@@ -1,6 +1,6 @@
 /**
- * A local stand-in for FCM's HTTP v1 API (firebase-admin has no messaging emulator), over HTTPS with a
- * throw-away certificate. The token decides the answer:
+ * A local stand-in for FCM's HTTP v1 API (firebase-admin has no messaging emulator), in plain HTTP: the
+ * notifier, given an http:// FCM_ENDPOINT, speaks to it without TLS. The token decides the answer:
  *   ok-*        200
  *   unreg-*     404 UNREGISTERED                 (firebase-admin: registration-token-not-registered)
  *   invalid-*   400 INVALID_ARGUMENT, "not a valid FCM registration token"
@@ -11,9 +11,8 @@
  * It counts every request per token, so tests can see retries and prove nothing was sent twice, and keeps
  * the raw text of the last data payload each token was sent (`data`), to see every name arrive as sent.
  */
-import https from "node:https";
+import http from "node:http";
 import type { AddressInfo } from "node:net";
-import selfsigned from "selfsigned";
 
 export interface FakeFcm {
   url: string;
@@ -42,12 +41,11 @@ const fcmError = (status: number, grpc: string, message: string, errorCode?: str
 });
 
 export async function startFakeFcm(): Promise<FakeFcm> {
-  const pems = await selfsigned.generate([{ name: "commonName", value: "fcm.googleapis.com" }]);
   const hits = new Map<string, number>();
   const delivered: string[] = [];
   const data = new Map<string, string>();
   const fake: FakeFcm = { url: "", hits, delivered, data, delayMs: 0, close: async () => undefined };
-  const server = https.createServer({ key: pems.private, cert: pems.cert }, (req, res) => {
+  const server = http.createServer((req, res) => {
     let raw = "";
     req.on("data", (d) => (raw += d));
     req.on("end", async () => {
@@ -93,7 +91,7 @@ export async function startFakeFcm(): Promise<FakeFcm> {
     });
   });
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
-  fake.url = `https://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  fake.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   fake.close = () =>
     new Promise<void>((r) => {
       server.closeAllConnections();

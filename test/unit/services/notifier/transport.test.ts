@@ -62,7 +62,7 @@ describe("transportFor", () => {
   });
 
   it("when FCM_ENDPOINT is set (auto), then firebase-admin is chosen", () => {
-    const transport = choose({ FCM_ENDPOINT: "https://127.0.0.1:9", FCM_INSECURE_TLS: "true" });
+    const transport = choose({ FCM_ENDPOINT: "http://127.0.0.1:9" });
     expect(transport.name).toBe("firebase");
     expect(transport).not.toBeInstanceOf(LogTransport);
   });
