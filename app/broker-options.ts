@@ -16,6 +16,8 @@ import { AjvValidator } from "../shared/validation";
 import { tracingOptions } from "../shared/tracing";
 import { redisClientOptions } from "../shared/runtime/redis-options";
 import { natsConnectionOptions } from "../shared/runtime/nats-options";
+import { MAX_DELIVERIES } from "../services/notifier/delivery-bounds";
+import { OUTBOX_RETENTION_MS } from "../shared/outbox/expiry";
 
 /**
  * Durable messaging rides on NATS JetStream when the transporter is NATS: the notifier's jobs, and the
@@ -35,14 +37,14 @@ function channelsMiddleware(config: Config): Middleware[] {
             // A job must finish (and be acknowledged) within this, or JetStream hands it out again; a
             // notifier that died mid-job is thus replaced after at most this long.
             consumerOptions: { config: { ack_wait: config.notifierAckWaitSeconds * 1e9 } },
-            // Every stream (facts, jobs, dead letters) keeps a message OUTBOX_RETENTION_HOURS, as long as a
+            // Every stream (facts, jobs, dead letters) keeps a message OUTBOX_RETENTION_MS, as long as a
             // fact may wait in its outbox: with the default "limits" retention a stream otherwise keeps
             // every message, acknowledged or not, for ever (docs/decisions/0041-durable-facts.md).
-            streamConfig: { max_age: streamMaxAgeNanos(config) },
+            streamConfig: { max_age: STREAM_MAX_AGE_NANOS },
           },
           maxInFlight: 2,
           // One more than the notifier's own bound, so the attempt that marks the job failed is delivered.
-          maxRetries: config.notifierMaxDeliveries + 1,
+          maxRetries: MAX_DELIVERIES + 1,
           deadLettering: { enabled: true, queueName: "DEAD_LETTER" },
         },
       },
@@ -53,8 +55,7 @@ function channelsMiddleware(config: Config): Middleware[] {
 }
 
 /** JetStream's `max_age` (nanoseconds) of the streams the channels middleware creates. */
-export const streamMaxAgeNanos = (config: Pick<Config, "outboxRetentionHours">): number =>
-  config.outboxRetentionHours * 3600 * 1e9;
+export const STREAM_MAX_AGE_NANOS = OUTBOX_RETENTION_MS * 1e6;
 
 /**
  * Failures that are not the node's own: a call rejected or held across a NATS outage (the transport),

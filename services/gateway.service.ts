@@ -85,7 +85,7 @@ type Req = IncomingMessage & {
   $microcache?: MicrocacheSlot;
   /** When the whole request must be answered (gateway/http-bounds). */
   $deadline?: number;
-  /** The Idempotency-Key this upload holds, until given back (docs/decisions/0076). */
+  /** The Idempotency-Key this upload holds, until given back (docs/decisions/0023). */
   $eventKey?: ReleaseEventKeyParams;
   /** The client address (gateway/client-address), once asked. */
   $clientAddress?: string;
@@ -560,7 +560,7 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
       return key;
     },
 
-    /** The largest JSON body a route reads (docs/decisions/0136). */
+    /** The largest JSON body a route reads (docs/decisions/0037). */
     bodyLimitOf(this: GatewayService, spec: RouteSpec): number {
       return (
         spec.bodyLimitBytes ??

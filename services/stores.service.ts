@@ -36,8 +36,13 @@ import { startOutboxRelay, startOutboxSweeper } from "../shared/runtime/start-ou
 import { Sweeper } from "../shared/runtime/sweeper";
 import { traceContextOf } from "../shared/tracing/propagation";
 import type { BlobStore } from "./stores/blob-store";
-import { EventKeysRepository, eventKeyId, keyLeaseMs } from "./stores/event-keys.repository";
-import { MEDIA_SWEEP_INTERVAL_MS, mediaSweepTasks } from "./stores/media-sweep";
+import {
+  EVENT_KEY_TTL_MS,
+  EventKeysRepository,
+  eventKeyId,
+  keyLeaseMs,
+} from "./stores/event-keys.repository";
+import { MEDIA_SWEEP_INTERVAL_MS, mediaSweepTasks, stagedRetentionMs } from "./stores/media-sweep";
 import { openBlobStore } from "./stores/open-blob-store";
 import { createOrReplayStoreEvent, managedStore } from "./stores/store-events";
 import { StoresRepository, toItemInfo, toStoreInfo } from "./stores/stores.repository";
@@ -63,11 +68,11 @@ interface StoresService extends Service {
   blobs: BlobStore;
   relay: OutboxRelay;
   /**
-   * Staged uploads and pictures no item shows, past STAGED_UPLOAD_RETENTION_MINUTES, and expired
-   * Idempotency-Keys (IDEMPOTENCY_KEY_TTL): at start and hourly.
+   * Staged uploads and pictures no item shows, past `stagedRetentionMs`, and expired
+   * Idempotency-Keys (EVENT_KEY_TTL_MS): at start and hourly.
    */
   retention: Sweeper;
-  /** Outbox leftovers past OUTBOX_RETENTION_HOURS (shared/outbox/expiry). */
+  /** Outbox leftovers past OUTBOX_RETENTION_MS (shared/outbox/expiry). */
   outboxSweeper: Sweeper;
 }
 
@@ -140,7 +145,7 @@ const StoresServiceSchema: ServiceSchema<Record<string, never>, StoresService> =
             lease,
             new Date(),
             keyLeaseMs(this.config),
-            this.config.idempotencyKeyTtlSeconds * 1000,
+            EVENT_KEY_TTL_MS,
           );
           if (!claim.claimed) throw new IdempotencyKeyBusyError();
         }
@@ -291,7 +296,7 @@ const StoresServiceSchema: ServiceSchema<Record<string, never>, StoresService> =
     await this.eventKeys.init();
     // GridFS with MONGO_URI, else MEDIA_DIR (stores/open-blob-store.ts).
     this.blobs = await openBlobStore(store, this.config);
-    const retentionMs = this.config.stagedUploadRetentionMinutes * 60_000;
+    const retentionMs = stagedRetentionMs(this.config);
     this.retention = new Sweeper(
       [
         ...mediaSweepTasks(this.blobs, this.repo, retentionMs, (name) =>

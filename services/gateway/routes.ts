@@ -148,7 +148,7 @@ export const routes: RouteSpec[] = [
     action: "stores.createEvent",
     auth: "bearer",
     body: "multipart",
-    // Taken before the body is read (services/gateway.service.ts readUpload; docs/decisions/0076).
+    // Taken before the body is read (services/gateway.service.ts readUpload; docs/decisions/0023).
     headers: { "idempotency-key": "idempotency_key" },
     doc: {
       summary: "Create store event",

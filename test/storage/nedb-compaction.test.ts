@@ -1,12 +1,12 @@
 /**
  * The embedded store compacts its files while running (docs/decisions/0078-nedb-compaction-while-running.md):
- * a file that has grown to twice its size after the last compaction, at least half of it dead lines
- * (0124-compaction-only-of-dead-lines.md), is rewritten from memory through
- * NeDB's compactDatafileAsync, on the group-commit write path (nedb-group-commit hook) and on NeDB's own
+ * a file that has grown to twice its size after the last compaction, at least half of it dead lines,
+ * is rewritten from memory through NeDB's compactDatafileAsync, on the group-commit write path
+ * (nedb-group-commit hook) and on NeDB's own
  * (the hook forced off, INTERNALS_HOOKS_OFF=all); writes arriving meanwhile are neither lost nor
  * duplicated, in memory or in the file a kill -9 would leave. A store's close compacts only such a file
- * and syncs the others (0125-close-compacts-only-dead-lines.md); a compaction syncs the file and its
- * folder before it takes the collection's queue (0126-compaction-syncs-ahead.md).
+ * and syncs the others; a compaction syncs the file and its folder before it takes the collection's
+ * queue.
  */
 import fs from "node:fs";
 import os from "node:os";

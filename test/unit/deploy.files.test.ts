@@ -3,7 +3,7 @@
  * service, variable, port and probe they name must exist in the services, the config schema and the
  * health endpoints; each kind of process starts with its own Node options and memory, the same in
  * compose and Kubernetes; the observability profile scrapes every process and loads the dashboard.
- * And their hardening (docs/decisions/0134, 0135): credentials only where they are used, none shipped,
+ * And their hardening (docs/decisions/0134): credentials only where they are used, none shipped,
  * compose refusing to start without them, pods locked down, only the gateway open to the outside.
  */
 import fs from "node:fs";
@@ -24,7 +24,7 @@ const knownEnv = new Set([...Object.values(configSchema).map((e) => e.env), "NOD
 const knownServices = new Set(serviceNames);
 const infra = new Set(["nats", "redis", "mongo"]);
 const observability = new Set(["prometheus", "grafana"]);
-/** Memory a Node process needs beyond its heap: code, buffers, native libraries (docs/decisions/0084). */
+/** Memory a Node process needs beyond its heap: code, buffers, native libraries (docs/decisions/0060). */
 const HEADROOM_MI = 128;
 
 const composeFile = () =>
@@ -306,7 +306,7 @@ describe("the image compose builds and Kubernetes runs", () => {
   });
 });
 
-describe("credentials and hardening (docs/decisions/0134, 0135)", () => {
+describe("credentials and hardening (docs/decisions/0134)", () => {
   const composeText = read("docker-compose.yml");
   const compose = composeFile();
   const apps = Object.entries(compose.services).filter(
