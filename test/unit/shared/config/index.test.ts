@@ -81,13 +81,8 @@ describe("loadConfig", () => {
     },
   );
 
-  it("when the retention and compaction settings are not set, then outbox leftovers stay 7 days, staged uploads an hour, files are checked every minute", () => {
-    expect(loadConfig({})).toMatchObject({
-      outboxRetentionHours: 168,
-      stagedUploadRetentionMinutes: 60,
-      storeCompactionIntervalSeconds: 60,
-    });
-    expect(loadConfig({ STORE_COMPACTION_INTERVAL_SECONDS: "0" }).storeCompactionIntervalSeconds).toBe(0);
+  it("when the retention settings are not set, then outbox leftovers stay 7 days, staged uploads an hour", () => {
+    expect(loadConfig({})).toMatchObject({ outboxRetentionHours: 168, stagedUploadRetentionMinutes: 60 });
   });
 
   it("when STAGED_UPLOAD_RETENTION_MINUTES is shorter than twice UPLOAD_TIMEOUT_MS, then it is a ConfigError (an upload under way is never swept)", () => {
