@@ -181,18 +181,6 @@ export const configSchema = {
   adminSocket: entry("ADMIN_SOCKET", "true", "Embedded: take CLI commands on DATA_DIR/admin.sock", bool),
   storeInMemory: entry("STORE_IN_MEMORY", "false", "Embedded store in memory only (tests)", bool),
   storeFsync: entry("STORE_FSYNC", "false", "Answer a write only once it is synced to disk", bool),
-  storeCompactionIntervalSeconds: entry(
-    "STORE_COMPACTION_INTERVAL_SECONDS",
-    "60",
-    "Seconds between compaction checks",
-    int(0, 86_400),
-  ),
-  storeCompactionMaxMb: entry(
-    "STORE_COMPACTION_MAX_MB",
-    "48",
-    "Larger files compacted at start only",
-    int(0, 1_000_000),
-  ),
   mongoUri: entry("MONGO_URI", "", "MongoDB URL (empty: the embedded store)", str),
   mongoUser: entry("MONGO_USER", "", "This process's MongoDB user (empty: none)", str),
   mongoPassword: entry("MONGO_PASSWORD", "", "Password of MONGO_USER (a Secret)", str),

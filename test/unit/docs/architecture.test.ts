@@ -8,12 +8,6 @@ import { HOOK_NAMES, type InternalsHook } from "../../../shared/runtime/internal
 import { natsBatchingHook } from "../../../shared/runtime/nats-batching";
 import { natsAbandonedDialsHook } from "../../../shared/runtime/nats-abandoned-dials";
 import { LIVENESS_VERSIONS, NATS_VERSIONS } from "../../../shared/runtime/liveness";
-import {
-  nedbGroupCommitHook,
-  nedbIndexUpdateHook,
-  nedbReadByIdHook,
-  nedbSerializeHook,
-} from "../../../shared/storage/nedb-internals";
 import { httpAcceptorsHook } from "../../../services/gateway/acceptors";
 import { fastAnswersHook } from "../../../services/gateway/moleculer-web-overrides";
 import { uploadScavengeHook } from "../../../shared/runtime/upload-scavenge";
@@ -121,10 +115,6 @@ describe("docs/architecture.md's hooks table", () => {
   const hooks: Array<InternalsHook<never>> = [
     natsBatchingHook,
     natsAbandonedDialsHook,
-    nedbIndexUpdateHook,
-    nedbGroupCommitHook({} as never),
-    nedbReadByIdHook,
-    nedbSerializeHook,
     httpAcceptorsHook,
     fastAnswersHook,
     uploadScavengeHook,
