@@ -26,8 +26,6 @@ export const HOOK_NAMES = [
   "nedb-serialize",
   "http-acceptors",
   "gateway-fast-answers",
-  "upload-scavenge",
-  "v8-pretenuring",
 ] as const;
 
 export type HookName = (typeof HOOK_NAMES)[number];

@@ -16,8 +16,6 @@ import {
 } from "../../../shared/storage/nedb-internals";
 import { httpAcceptorsHook } from "../../../services/gateway/acceptors";
 import { fastAnswersHook } from "../../../services/gateway/moleculer-web-overrides";
-import { uploadScavengeHook } from "../../../shared/runtime/upload-scavenge";
-import { pretenuringHook } from "../../../shared/runtime/pretenuring";
 
 const root = path.resolve(__dirname, "../../..");
 const read = (file: string) => fs.readFileSync(path.join(root, file), "utf8");
@@ -127,8 +125,6 @@ describe("docs/architecture.md's hooks table", () => {
     nedbSerializeHook,
     httpAcceptorsHook,
     fastAnswersHook,
-    uploadScavengeHook,
-    pretenuringHook,
   ] as Array<InternalsHook<never>>;
   /** What the table must state for each hook: the code's own library and range. */
   const declared = new Map<string, string>(hooks.map((h) => [h.name, `\`${h.library} ${h.versions}\``]));
