@@ -47,7 +47,7 @@ const deadPid = (): Promise<number> =>
 
 /** Runs a writer script in its own process and kills it (-9) as soon as it prints "written". */
 async function killedOnceWritten(script: string): Promise<void> {
-  const child = spawn(process.execPath, ["-r", "ts-node/register/transpile-only", "-e", script], {
+  const child = spawn(process.execPath, ["--require", "tsx/cjs", "-e", script], {
     cwd: path.resolve(__dirname, "../.."),
     stdio: ["ignore", "pipe", "inherit"],
   });
@@ -228,7 +228,7 @@ new NedbStore(process.argv[1]);`;
     const result = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
       execFile(
         process.execPath,
-        ["-r", "ts-node/register/transpile-only", "-e", script, dir],
+        ["--require", "tsx/cjs", "-e", script, dir],
         { cwd: path.resolve(__dirname, "../.."), timeout: 10_000 },
         (err, _stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stderr }),
       );

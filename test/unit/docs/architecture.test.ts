@@ -10,8 +10,6 @@ import { natsAbandonedDialsHook } from "../../../shared/runtime/nats-abandoned-d
 import { LIVENESS_VERSIONS, NATS_VERSIONS } from "../../../shared/runtime/liveness";
 import { httpAcceptorsHook } from "../../../services/gateway/acceptors";
 import { fastAnswersHook } from "../../../services/gateway/moleculer-web-overrides";
-import { uploadScavengeHook } from "../../../shared/runtime/upload-scavenge";
-import { pretenuringHook } from "../../../shared/runtime/pretenuring";
 
 const root = path.resolve(__dirname, "../../..");
 const read = (file: string) => fs.readFileSync(path.join(root, file), "utf8");
@@ -117,8 +115,6 @@ describe("docs/architecture.md's hooks table", () => {
     natsAbandonedDialsHook,
     httpAcceptorsHook,
     fastAnswersHook,
-    uploadScavengeHook,
-    pretenuringHook,
   ] as Array<InternalsHook<never>>;
   /** What the table must state for each hook: the code's own library and range. */
   const declared = new Map<string, string>(hooks.map((h) => [h.name, `\`${h.library} ${h.versions}\``]));
