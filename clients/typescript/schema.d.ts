@@ -854,7 +854,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: the same user sending the same key with the same form (text fields and picture bytes) gets the first answer back (header Idempotent-Replayed: true) and no second event or round; with a different form, 422; while the first request is still running, 409 with Retry-After. A key is remembered for IDEMPOTENCY_KEY_TTL (24 h by default) from its first use; a request that created nothing leaves nothing to replay. */
+                /** @description Makes a retry safe: the same user sending the same key with the same form (text fields and picture bytes) gets the first answer back (header Idempotent-Replayed: true) and no second event or round; with a different form, 422; while the first request is still running, 409 with Retry-After. A key is remembered for 24 h from its first use; a request that created nothing leaves nothing to replay. */
                 "Idempotency-Key"?: string;
             };
             path: {
