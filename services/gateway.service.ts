@@ -3,9 +3,9 @@
  * and its time bounds (gateway/http-bounds), authenticates, reads the request into action parameters
  * (the JSON body, or the upload streamed to the stores service), calls the action the route table names
  * (gateway/routes), and answers every error in the spec's shapes (gateway/error-answer, mapped in
- * gateway/http-errors). It uses moleculer-web through its documented settings and hooks (the `rest`
- * action's error hook answers every error); its one override of moleculer-web's methods, guarded, is in
- * gateway/moleculer-web-overrides.
+ * gateway/http-errors). It uses moleculer-web through its documented settings, route hooks, alias
+ * middlewares and overridable methods (`encodeResponse`), and the `rest` action's error hook answers
+ * every error.
  */
 import { randomUUID } from "node:crypto";
 import fs from "node:fs";
@@ -14,7 +14,7 @@ import { Errors, type ActionHookError, type Context, type Service, type ServiceS
 import ApiGateway from "moleculer-web";
 import { call, Events } from "../shared/contracts";
 import type { ApiKeyRevokedEvent } from "../shared/contracts/auth";
-import type { AuthMeta, Caller } from "../shared/contracts/common";
+import type { AuthMeta, Caller, FreshnessMeta } from "../shared/contracts/common";
 import type { RoundMemberJoinedEvent } from "../shared/contracts/rounds";
 import type { ReleaseEventKeyParams } from "../shared/contracts/stores";
 import type { UserListsChangedEvent, UserRemovedEvent } from "../shared/contracts/users";
@@ -65,8 +65,7 @@ import { multicastBodyLimit, stageRecipientPages } from "./gateway/recipient-pag
 import { httpServerOptions, markArrival, requestDeadline } from "./gateway/http-bounds";
 import { isAbandoned, markAnsweredLate, RequestDeadlines } from "./gateway/request-deadlines";
 import type { BodyBounds } from "./gateway/body-watch";
-import type { MicrocacheSlot } from "./gateway/microcache";
-import { overrideMoleculerWeb, type WebGateway } from "./gateway/moleculer-web-overrides";
+import { encodeAnswer, keptAnswer, microcacheSlot, type MicrocacheSlot } from "./gateway/microcache";
 import { writeJson } from "./gateway/write-json";
 import { NOSNIFF, setRouteAnswerHeaders } from "./gateway/answer-headers";
 import { AddressLimits } from "./gateway/address-limits";
@@ -81,7 +80,7 @@ type Req = IncomingMessage & {
   $errorType?: string;
   $params: Record<string, unknown>;
   $ctx?: Context;
-  /** Set when this read's answer may be kept (gateway/moleculer-web-overrides). */
+  /** Set when this read's answer may be kept (gateway/microcache). */
   $microcache?: MicrocacheSlot;
   /** When the whole request must be answered (gateway/http-bounds). */
   $deadline?: number;
@@ -104,8 +103,10 @@ interface AliasLike {
   match(url: string): Record<string, string> | false;
 }
 
-interface GatewayService extends Service, Omit<WebGateway, "specOf"> {
+interface GatewayService extends Service {
   config: Config;
+  /** Kept answers of reads (gateway/response-cache, decision 0045). */
+  responses: ResponseCache;
   /** Tracing is on (TRACING_ENDPOINT): each request gets its span (gateway/request-span). */
   tracing: boolean;
   /** Per-route request counts and durations, with metrics on (METRICS_PORT; gateway/http-metrics). */
@@ -250,6 +251,23 @@ function startRequestSpan(this: GatewayService, req: Req, _res: Res, next: () =>
   next();
 }
 
+/**
+ * A read the route marks is answered from the gateway's kept answer while fresh (gateway/microcache);
+ * else the slot its answer will be kept in is noted for `encodeResponse`. An alias middleware: it runs
+ * after authentication and authorization, before the action is called, and ends the response itself
+ * when it answers.
+ */
+function answerKept(this: GatewayService, req: Req, res: Res, next: () => void): void {
+  const userId = (req.$ctx?.meta as AuthMeta | undefined)?.user?.id;
+  const slot = microcacheSlot(this.responses, this.specOf(req), userId, req.$params);
+  if (slot) {
+    const kept = keptAnswer(this.responses, slot, Date.now());
+    if (kept !== null) return writeJson(res, 200, kept.json, undefined, kept.bytes);
+    req.$microcache = slot;
+  }
+  next();
+}
+
 /** The `rest` action's error hook: answers the error, and the request counts as routed. */
 function answeredErrorHook(this: GatewayService, ctx: Context<{ req: Req; res: Res }>, err: unknown) {
   this.answerError(ctx.params.req, ctx.params.res, err);
@@ -311,7 +329,10 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
         },
         // HEAD wherever GET works (RFC 9110 §9.3.2): the same route, Node's server leaves the body out.
         aliases: withHead({
-          ...Object.fromEntries(routes.map((r) => [`${r.method} ${r.path}`, r.action])),
+          // A read the route marks first meets its kept answer (an alias middleware, after authorize).
+          ...Object.fromEntries(
+            routes.map((r) => [`${r.method} ${r.path}`, r.microcacheTag ? [answerKept, r.action] : r.action]),
+          ),
           // The printed API address opened in a browser: the API reference.
           "GET /"(_req: Req, res: Res) {
             res.writeHead(302, { Location: "/docs", "Content-Length": 0 });
@@ -732,6 +753,14 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
       }
     },
 
+    /**
+     * moleculer-web's documented encoder of answers, overridden: a microcached read's answer is kept as
+     * it is encoded (gateway/microcache).
+     */
+    encodeResponse(this: GatewayService, req: Req, res: Res, data: unknown): string {
+      return encodeAnswer(this.responses, req.$microcache, req.$ctx?.meta as FreshnessMeta, res, data);
+    },
+
     sendJson(res: Res, status: number, body: unknown, headers: Record<string, string> = {}) {
       writeJson(res, status, JSON.stringify(body), headers);
     },
@@ -773,7 +802,6 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
       sharedMaxAgeMs: this.config.cacheTtlSeconds * 1000,
       maxBytes: this.config.responseCacheMb * 1024 * 1024,
     });
-    this.takesRawJson = this.config.transporter === "" || this.config.serializer === "Hybrid";
     this.uploads = new UploadSlots(
       this.config.uploadsMax,
       this.config.uploadsMaxPerCaller,
@@ -781,10 +809,6 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
     );
     this.openApi = buildOpenApi(routes, this.config.publicUrl);
     this.openApiJson = JSON.stringify(this.openApi);
-    overrideMoleculerWeb(this, {
-      off: this.config.internalsHooksOff,
-      warn: (message) => this.logger.warn(message),
-    });
     // Uploads' chunks are freed as they pass (shared/runtime/upload-scavenge).
     useUploadScavenge({ off: this.config.internalsHooksOff, warn: (message) => this.logger.warn(message) });
     this.server = http.createServer(httpServerOptions(this.config), requestListener(this));

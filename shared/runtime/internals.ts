@@ -24,7 +24,6 @@ export const HOOK_NAMES = [
   "nedb-read-by-id",
   "nedb-serialize",
   "http-acceptors",
-  "gateway-fast-answers",
   "upload-scavenge",
   "v8-pretenuring",
 ] as const;

@@ -15,7 +15,6 @@ import {
   nedbSerializeHook,
 } from "../../../shared/storage/nedb-internals";
 import { httpAcceptorsHook } from "../../../services/gateway/acceptors";
-import { fastAnswersHook } from "../../../services/gateway/moleculer-web-overrides";
 import { uploadScavengeHook } from "../../../shared/runtime/upload-scavenge";
 import { pretenuringHook } from "../../../shared/runtime/pretenuring";
 
@@ -126,7 +125,6 @@ describe("docs/architecture.md's hooks table", () => {
     nedbReadByIdHook,
     nedbSerializeHook,
     httpAcceptorsHook,
-    fastAnswersHook,
     uploadScavengeHook,
     pretenuringHook,
   ] as Array<InternalsHook<never>>;
