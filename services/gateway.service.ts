@@ -8,6 +8,7 @@
  * every error.
  */
 import { randomUUID } from "node:crypto";
+import { once } from "node:events";
 import fs from "node:fs";
 import http, { type IncomingMessage, type ServerResponse } from "node:http";
 import { Errors, type ActionHookError, type Context, type Service, type ServiceSchema } from "moleculer";
@@ -33,7 +34,6 @@ import { withinRequest } from "../shared/runtime/request-context";
 import { LocalCache } from "../shared/runtime/local-cache";
 import { isRedis } from "../shared/runtime/redis-options";
 import { HttpDrain } from "./gateway/drain";
-import { openAcceptors, type Acceptors } from "./gateway/acceptors";
 import { answerClientError } from "./gateway/client-error";
 import { answerError, answerNotRouted } from "./gateway/error-answer";
 import { TokenCache } from "./gateway/token-cache";
@@ -136,8 +136,6 @@ interface GatewayService extends Service {
   drain: HttpDrain;
   /** Requests in flight, each answered 504 if still unanswered past its bound (gateway/request-deadlines). */
   deadlines: RequestDeadlines;
-  /** The listening sockets of the port, once listening. */
-  acceptors?: Acceptors;
   beginDrain: () => void;
   stopAccepting(): void;
   specOf(req: Req): RouteSpec | undefined;
@@ -184,6 +182,12 @@ function forgetWhatEventsChange(gw: GatewayService): void {
   gw.apiKeys.clear();
   gw.responses.clear();
 }
+
+/**
+ * The accept queue asked of the kernel (capped by `net.core.somaxconn`): Node's 511 overflowed in a
+ * loaded burst, leaving clients on their SYN retransmits (decision 0073).
+ */
+const LISTEN_BACKLOG = 4096;
 
 /** After the requests in flight have finished: how long idle and half-done connections get to close. */
 const CONNECTION_CLOSE_MS = 1000;
@@ -281,7 +285,7 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
 
   settings: {
     // The gateway owns its HTTP server (moleculer-web's documented `server: false`): created with explicit
-    // time bounds (gateway/http-bounds) and listening on several sockets (gateway/acceptors).
+    // time bounds (gateway/http-bounds), listening on one socket of its port.
     server: false,
     // The whole HTTP request runs as one call of `rest` (see below). Its time bound is kept by
     // gateway/request-deadlines rather than by a Moleculer timeout on that call (decision 0073); each
@@ -458,10 +462,9 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
   },
 
   methods: {
-    /** Closes every listening socket (or the server's one, before it listened). */
+    /** Closes the listening socket; the connections open finish (gateway/drain). */
     stopAccepting(this: GatewayService): void {
-      if (this.acceptors) this.acceptors.stopAccepting();
-      else if (this.server.listening) this.server.close();
+      if (this.server.listening) this.server.close();
     },
 
     specOf(req: Req): RouteSpec | undefined {
@@ -825,13 +828,11 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
   },
 
   async started(this: GatewayService) {
-    // Several listening sockets (gateway/acceptors), so a burst of new connections is not accepted one
-    // per event-loop turn.
-    const { port, host, httpAcceptors } = this.config;
-    this.acceptors = await openAcceptors(this.server, port, host, httpAcceptors, undefined, {
-      off: this.config.internalsHooksOff,
-      warn: (message) => this.logger.warn(message),
-    });
+    // One socket of its port (Node's documented listen), with an accept queue of LISTEN_BACKLOG.
+    const { port, host } = this.config;
+    this.server.listen({ port, host, backlog: LISTEN_BACKLOG });
+    // Resolves once listening; a failure to listen (EADDRINUSE) rejects, and the start fails.
+    await once(this.server, "listening");
     this.deadlines.start();
     const address = this.server.address();
     if (address && typeof address === "object") {

@@ -23,7 +23,6 @@ export const HOOK_NAMES = [
   "nedb-group-commit",
   "nedb-read-by-id",
   "nedb-serialize",
-  "http-acceptors",
   "upload-scavenge",
   "v8-pretenuring",
 ] as const;

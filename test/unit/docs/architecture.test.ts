@@ -14,7 +14,6 @@ import {
   nedbReadByIdHook,
   nedbSerializeHook,
 } from "../../../shared/storage/nedb-internals";
-import { httpAcceptorsHook } from "../../../services/gateway/acceptors";
 import { uploadScavengeHook } from "../../../shared/runtime/upload-scavenge";
 import { pretenuringHook } from "../../../shared/runtime/pretenuring";
 
@@ -124,7 +123,6 @@ describe("docs/architecture.md's hooks table", () => {
     nedbGroupCommitHook({} as never),
     nedbReadByIdHook,
     nedbSerializeHook,
-    httpAcceptorsHook,
     uploadScavengeHook,
     pretenuringHook,
   ] as Array<InternalsHook<never>>;
