@@ -86,6 +86,8 @@ type Req = IncomingMessage & {
   $deadline?: number;
   /** The Idempotency-Key this upload holds, until given back (docs/decisions/0076). */
   $eventKey?: ReleaseEventKeyParams;
+  /** The client address's key, as its limits count it (gateway/address-limits), once counted. */
+  $addressKey?: string;
   /** The client address (gateway/client-address), once asked. */
   $clientAddress?: string;
   /** On a route that answers tokens: the active users' forgettings when it was authenticated. */
@@ -143,6 +145,8 @@ interface GatewayService extends Service {
   addressOf(req: Req): string;
   limitAddress(req: Req): string;
   limitRate(ctx: Context<unknown, AuthMeta>, req: Req, spec: RouteSpec): Promise<void>;
+  admit(req: Req, res: Res): void;
+  readRequest(ctx: Context<unknown, AuthMeta>, req: Req, spec: RouteSpec): Promise<void>;
   readUpload(
     ctx: Context<unknown, AuthMeta>,
     req: Req,
@@ -255,6 +259,34 @@ function startRequestSpan(this: GatewayService, req: Req, _res: Res, next: () =>
   next();
 }
 
+/** The request's context and its route, in an alias middleware (both are there once it runs). */
+function stageOf(gw: GatewayService, req: Req): { ctx: Context<unknown, AuthMeta>; spec: RouteSpec } {
+  return { ctx: req.$ctx as Context<unknown, AuthMeta>, spec: gw.specOf(req) as RouteSpec };
+}
+
+/** RATE_LIMITS, per caller: an alias middleware, so it counts the authenticated caller. */
+function limitRateStage(this: GatewayService, req: Req, _res: Res, next: (err?: unknown) => void): void {
+  const { ctx, spec } = stageOf(this, req);
+  this.limitRate(ctx, req, spec).then(() => next(), next);
+}
+
+/** The request's parameters and body (`readRequest`): an alias middleware, after authentication. */
+function readRequestStage(this: GatewayService, req: Req, _res: Res, next: (err?: unknown) => void): void {
+  const { ctx, spec } = stageOf(this, req);
+  this.readRequest(ctx, req, spec).then(() => next(), next);
+}
+
+/**
+ * What a route's alias runs after moleculer-web's authentication and before it calls the action
+ * (moleculer-web's alias middlewares): the caller's rate limit, the request's parameters and body, and
+ * for a read the route marks, its kept answer.
+ */
+function aliasStages(route: RouteSpec): Array<string | typeof answerKept> {
+  const stages = [limitRateStage, readRequestStage];
+  if (route.microcacheTag) stages.push(answerKept);
+  return [...stages, route.action];
+}
+
 /**
  * A read the route marks is answered from the gateway's kept answer while fresh (gateway/microcache);
  * else the slot its answer will be kept in is noted for `encodeResponse`. An alias middleware: it runs
@@ -311,11 +343,14 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
         path: "/",
         mappingPolicy: "restrict",
         autoAliases: false,
-        bodyParsers: false, // bodies are read after authentication, see authorize()
+        // Bodies are read after authentication, by the alias's `readRequestStage` (see aliasStages).
+        bodyParsers: false,
         authentication: true,
-        authorization: true,
         // moleculer-web's documented route middlewares run first for every request under the route.
         use: [refuseOptions, startRequestSpan],
+        onBeforeCall(this: GatewayService, _ctx: Context, _route: unknown, req: Req, res: Res) {
+          this.admit(req, res);
+        },
         // The access token a refresh answers is known here at once (gateway/bearer, rememberIssued).
         onAfterCall(
           this: GatewayService,
@@ -333,10 +368,7 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
         },
         // HEAD wherever GET works (RFC 9110 §9.3.2): the same route, Node's server leaves the body out.
         aliases: withHead({
-          // A read the route marks first meets its kept answer (an alias middleware, after authorize).
-          ...Object.fromEntries(
-            routes.map((r) => [`${r.method} ${r.path}`, r.microcacheTag ? [answerKept, r.action] : r.action]),
-          ),
+          ...Object.fromEntries(routes.map((r) => [`${r.method} ${r.path}`, aliasStages(r)])),
           // The printed API address opened in a browser: the API reference.
           "GET /"(_req: Req, res: Res) {
             res.writeHead(302, { Location: "/docs", "Content-Length": 0 });
@@ -489,31 +521,38 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
     },
 
     /**
-     * Spec §5/§7: bearer or API key, per route; sets ctx.meta.user. Runs before the body is read, and
-     * first counts the request against its client address (gateway/address-limits), sets the route's
-     * answer headers (gateway/answer-headers) and refuses a body declared larger than the route takes.
+     * Before the credentials are looked at (moleculer-web's `onBeforeCall`, which it runs before
+     * `authenticate`): counts the request against its client address (gateway/address-limits), sets the
+     * route's answer headers (gateway/answer-headers) and refuses a body declared larger than the route
+     * takes, unread.
      */
+    admit(this: GatewayService, req: Req, res: Res): void {
+      const spec = this.specOf(req);
+      if (!spec) {
+        // Probes are never refused; the API document and its page are counted as any request.
+        if (!req.$alias?.fullPath?.startsWith("/health")) this.limitAddress(req);
+        return;
+      }
+      setRouteAnswerHeaders(res, spec);
+      req.$addressKey = this.limitAddress(req);
+      if (spec.body === "json-object" || spec.body === "json-object-or-null") {
+        // A chunked body is cut as soon as it passes (gateway/request-body).
+        const limit = this.bodyLimitOf(spec);
+        if (Number(req.headers["content-length"]) > limit)
+          throw new PayloadTooLargeError(`Request body too large (limit ${limit} bytes)`);
+      }
+    },
+
+    /** Spec §5/§7: bearer or API key, per route; sets ctx.meta.user. Runs before the body is read. */
     async authenticate(
       this: GatewayService,
       ctx: Context,
       _route: unknown,
       req: Req,
-      res: Res,
     ): Promise<Caller | null> {
       const spec = this.specOf(req);
-      if (!spec) {
-        // Probes are never refused; the API document and its page are counted as any request.
-        if (!req.$alias?.fullPath?.startsWith("/health")) this.limitAddress(req);
-        return null;
-      }
-      setRouteAnswerHeaders(res, spec);
-      const address = this.limitAddress(req);
-      if (spec.body === "json-object" || spec.body === "json-object-or-null") {
-        // Refused at once, unread; a chunked body is cut as soon as it passes (gateway/request-body).
-        const limit = this.bodyLimitOf(spec);
-        if (Number(req.headers["content-length"]) > limit)
-          throw new PayloadTooLargeError(`Request body too large (limit ${limit} bytes)`);
-      }
+      if (!spec) return null;
+      const address = req.$addressKey ?? addressKey(this.addressOf(req));
       if (spec.auth === "none") return null;
       let presented = false;
       // Each call to auth first asks whether this address may still cost one.
@@ -593,18 +632,10 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
     },
 
     /**
-     * Runs after authentication: turns path, query and body into the action's parameters. (moleculer-web
-     * has no later hook before the call, and reading bodies only after authentication is the point.)
+     * Turns path, query, headers and body into the action's parameters: the JSON body or the multipart
+     * upload, read only now, after authentication (an alias middleware, `readRequestStage`).
      */
-    async authorize(
-      this: GatewayService,
-      ctx: Context<unknown, AuthMeta>,
-      _route: unknown,
-      req: Req,
-    ): Promise<void> {
-      const spec = this.specOf(req);
-      if (!spec) return;
-      await this.limitRate(ctx, req, spec);
+    async readRequest(this: GatewayService, ctx: Context<unknown, AuthMeta>, req: Req, spec: RouteSpec) {
       const { path, headers, query } = paramsOfRequest(spec, req);
       if (spec.body === "multipart") {
         const key = typeof headers.idempotency_key === "string" ? headers.idempotency_key : undefined;
