@@ -3,18 +3,19 @@
  * and its time bounds (gateway/http-bounds), authenticates, reads the request into action parameters
  * (the JSON body, or the upload streamed to the stores service), calls the action the route table names
  * (gateway/routes), and answers every error in the spec's shapes (gateway/error-answer, mapped in
- * gateway/http-errors). It uses moleculer-web through its documented settings and hooks (the `rest`
- * action's error hook answers every error); its one override of moleculer-web's methods, guarded, is in
- * gateway/moleculer-web-overrides.
+ * gateway/http-errors). It uses moleculer-web through its documented settings, route hooks, alias
+ * middlewares and overridable methods (`encodeResponse`), and the `rest` action's error hook answers
+ * every error.
  */
 import { randomUUID } from "node:crypto";
+import { once } from "node:events";
 import fs from "node:fs";
 import http, { type IncomingMessage, type ServerResponse } from "node:http";
 import { Errors, type ActionHookError, type Context, type Service, type ServiceSchema } from "moleculer";
 import ApiGateway from "moleculer-web";
 import { call, Events } from "../shared/contracts";
 import type { ApiKeyRevokedEvent } from "../shared/contracts/auth";
-import type { AuthMeta, Caller } from "../shared/contracts/common";
+import type { AuthMeta, Caller, FreshnessMeta } from "../shared/contracts/common";
 import type { RoundMemberJoinedEvent } from "../shared/contracts/rounds";
 import type { ReleaseEventKeyParams } from "../shared/contracts/stores";
 import type { UserListsChangedEvent, UserRemovedEvent } from "../shared/contracts/users";
@@ -33,7 +34,6 @@ import { withinRequest } from "../shared/runtime/request-context";
 import { LocalCache } from "../shared/runtime/local-cache";
 import { isRedis } from "../shared/runtime/redis-options";
 import { HttpDrain } from "./gateway/drain";
-import { openAcceptors, type Acceptors } from "./gateway/acceptors";
 import { answerClientError } from "./gateway/client-error";
 import { answerError, answerNotRouted } from "./gateway/error-answer";
 import { TokenCache } from "./gateway/token-cache";
@@ -64,8 +64,7 @@ import { multicastBodyLimit, stageRecipientPages } from "./gateway/recipient-pag
 import { httpServerOptions, markArrival, requestDeadline } from "./gateway/http-bounds";
 import { isAbandoned, markAnsweredLate, RequestDeadlines } from "./gateway/request-deadlines";
 import type { BodyBounds } from "./gateway/body-watch";
-import type { MicrocacheSlot } from "./gateway/microcache";
-import { overrideMoleculerWeb, type WebGateway } from "./gateway/moleculer-web-overrides";
+import { encodeAnswer, keptAnswer, microcacheSlot, type MicrocacheSlot } from "./gateway/microcache";
 import { writeJson } from "./gateway/write-json";
 import { NOSNIFF, setRouteAnswerHeaders } from "./gateway/answer-headers";
 import { AddressLimits } from "./gateway/address-limits";
@@ -80,12 +79,14 @@ type Req = IncomingMessage & {
   $errorType?: string;
   $params: Record<string, unknown>;
   $ctx?: Context;
-  /** Set when this read's answer may be kept (gateway/moleculer-web-overrides). */
+  /** Set when this read's answer may be kept (gateway/microcache). */
   $microcache?: MicrocacheSlot;
   /** When the whole request must be answered (gateway/http-bounds). */
   $deadline?: number;
   /** The Idempotency-Key this upload holds, until given back (docs/decisions/0023). */
   $eventKey?: ReleaseEventKeyParams;
+  /** The client address's key, as its limits count it (gateway/address-limits), once counted. */
+  $addressKey?: string;
   /** The client address (gateway/client-address), once asked. */
   $clientAddress?: string;
   /** On a route that answers tokens: the active users' forgettings when it was authenticated. */
@@ -103,8 +104,10 @@ interface AliasLike {
   match(url: string): Record<string, string> | false;
 }
 
-interface GatewayService extends Service, Omit<WebGateway, "specOf"> {
+interface GatewayService extends Service {
   config: Config;
+  /** Kept answers of reads (gateway/response-cache, decision 0045). */
+  responses: ResponseCache;
   /** Tracing is on (TRACING_ENDPOINT): each request gets its span (gateway/request-span). */
   tracing: boolean;
   /** Per-route request counts and durations, with metrics on (METRICS_PORT; gateway/http-metrics). */
@@ -134,8 +137,6 @@ interface GatewayService extends Service, Omit<WebGateway, "specOf"> {
   drain: HttpDrain;
   /** Requests in flight, each answered 504 if still unanswered past its bound (gateway/request-deadlines). */
   deadlines: RequestDeadlines;
-  /** The listening sockets of the port, once listening. */
-  acceptors?: Acceptors;
   beginDrain: () => void;
   stopAccepting(): void;
   specOf(req: Req): RouteSpec | undefined;
@@ -143,6 +144,8 @@ interface GatewayService extends Service, Omit<WebGateway, "specOf"> {
   addressOf(req: Req): string;
   limitAddress(req: Req): string;
   limitRate(ctx: Context<unknown, AuthMeta>, req: Req, spec: RouteSpec): Promise<void>;
+  admit(req: Req, res: Res): void;
+  readRequest(ctx: Context<unknown, AuthMeta>, req: Req, spec: RouteSpec): Promise<void>;
   readUpload(
     ctx: Context<unknown, AuthMeta>,
     req: Req,
@@ -182,6 +185,12 @@ function forgetWhatEventsChange(gw: GatewayService): void {
   gw.apiKeys.clear();
   gw.responses.clear();
 }
+
+/**
+ * The accept queue asked of the kernel (capped by `net.core.somaxconn`): Node's 511 overflowed in a
+ * loaded burst, leaving clients on their SYN retransmits (decision 0073).
+ */
+const LISTEN_BACKLOG = 4096;
 
 /** After the requests in flight have finished: how long idle and half-done connections get to close. */
 const CONNECTION_CLOSE_MS = 1000;
@@ -249,6 +258,51 @@ function startRequestSpan(this: GatewayService, req: Req, _res: Res, next: () =>
   next();
 }
 
+/** The request's context and its route, in an alias middleware (both are there once it runs). */
+function stageOf(gw: GatewayService, req: Req): { ctx: Context<unknown, AuthMeta>; spec: RouteSpec } {
+  return { ctx: req.$ctx as Context<unknown, AuthMeta>, spec: gw.specOf(req) as RouteSpec };
+}
+
+/** RATE_LIMITS, per caller: an alias middleware, so it counts the authenticated caller. */
+function limitRateStage(this: GatewayService, req: Req, _res: Res, next: (err?: unknown) => void): void {
+  const { ctx, spec } = stageOf(this, req);
+  this.limitRate(ctx, req, spec).then(() => next(), next);
+}
+
+/** The request's parameters and body (`readRequest`): an alias middleware, after authentication. */
+function readRequestStage(this: GatewayService, req: Req, _res: Res, next: (err?: unknown) => void): void {
+  const { ctx, spec } = stageOf(this, req);
+  this.readRequest(ctx, req, spec).then(() => next(), next);
+}
+
+/**
+ * What a route's alias runs after moleculer-web's authentication and before it calls the action
+ * (moleculer-web's alias middlewares): the caller's rate limit, the request's parameters and body, and
+ * for a read the route marks, its kept answer.
+ */
+function aliasStages(route: RouteSpec): Array<string | typeof answerKept> {
+  const stages = [limitRateStage, readRequestStage];
+  if (route.microcacheTag) stages.push(answerKept);
+  return [...stages, route.action];
+}
+
+/**
+ * A read the route marks is answered from the gateway's kept answer while fresh (gateway/microcache);
+ * else the slot its answer will be kept in is noted for `encodeResponse`. An alias middleware: it runs
+ * after authentication and authorization, before the action is called, and ends the response itself
+ * when it answers.
+ */
+function answerKept(this: GatewayService, req: Req, res: Res, next: () => void): void {
+  const userId = (req.$ctx?.meta as AuthMeta | undefined)?.user?.id;
+  const slot = microcacheSlot(this.responses, this.specOf(req), userId, req.$params);
+  if (slot) {
+    const kept = keptAnswer(this.responses, slot, Date.now());
+    if (kept !== null) return writeJson(res, 200, kept.json, undefined, kept.bytes);
+    req.$microcache = slot;
+  }
+  next();
+}
+
 /** The `rest` action's error hook: answers the error, and the request counts as routed. */
 function answeredErrorHook(this: GatewayService, ctx: Context<{ req: Req; res: Res }>, err: unknown) {
   this.answerError(ctx.params.req, ctx.params.res, err);
@@ -262,7 +316,7 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
 
   settings: {
     // The gateway owns its HTTP server (moleculer-web's documented `server: false`): created with explicit
-    // time bounds (gateway/http-bounds) and listening on several sockets (gateway/acceptors).
+    // time bounds (gateway/http-bounds), listening on one socket of its port.
     server: false,
     // The whole HTTP request runs as one call of `rest` (see below). Its time bound is kept by
     // gateway/request-deadlines rather than by a Moleculer timeout on that call (decision 0073); each
@@ -288,11 +342,14 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
         path: "/",
         mappingPolicy: "restrict",
         autoAliases: false,
-        bodyParsers: false, // bodies are read after authentication, see authorize()
+        // Bodies are read after authentication, by the alias's `readRequestStage` (see aliasStages).
+        bodyParsers: false,
         authentication: true,
-        authorization: true,
         // moleculer-web's documented route middlewares run first for every request under the route.
         use: [refuseOptions, startRequestSpan],
+        onBeforeCall(this: GatewayService, _ctx: Context, _route: unknown, req: Req, res: Res) {
+          this.admit(req, res);
+        },
         // The access token a refresh answers is known here at once (gateway/bearer, rememberIssued).
         onAfterCall(
           this: GatewayService,
@@ -310,7 +367,7 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
         },
         // HEAD wherever GET works (RFC 9110 §9.3.2): the same route, Node's server leaves the body out.
         aliases: withHead({
-          ...Object.fromEntries(routes.map((r) => [`${r.method} ${r.path}`, r.action])),
+          ...Object.fromEntries(routes.map((r) => [`${r.method} ${r.path}`, aliasStages(r)])),
           // The printed API address opened in a browser: the API reference.
           "GET /"(_req: Req, res: Res) {
             res.writeHead(302, { Location: "/docs", "Content-Length": 0 });
@@ -436,10 +493,9 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
   },
 
   methods: {
-    /** Closes every listening socket (or the server's one, before it listened). */
+    /** Closes the listening socket; the connections open finish (gateway/drain). */
     stopAccepting(this: GatewayService): void {
-      if (this.acceptors) this.acceptors.stopAccepting();
-      else if (this.server.listening) this.server.close();
+      if (this.server.listening) this.server.close();
     },
 
     specOf(req: Req): RouteSpec | undefined {
@@ -464,31 +520,38 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
     },
 
     /**
-     * Spec §5/§7: bearer or API key, per route; sets ctx.meta.user. Runs before the body is read, and
-     * first counts the request against its client address (gateway/address-limits), sets the route's
-     * answer headers (gateway/answer-headers) and refuses a body declared larger than the route takes.
+     * Before the credentials are looked at (moleculer-web's `onBeforeCall`, which it runs before
+     * `authenticate`): counts the request against its client address (gateway/address-limits), sets the
+     * route's answer headers (gateway/answer-headers) and refuses a body declared larger than the route
+     * takes, unread.
      */
+    admit(this: GatewayService, req: Req, res: Res): void {
+      const spec = this.specOf(req);
+      if (!spec) {
+        // Probes are never refused; the API document and its page are counted as any request.
+        if (!req.$alias?.fullPath?.startsWith("/health")) this.limitAddress(req);
+        return;
+      }
+      setRouteAnswerHeaders(res, spec);
+      req.$addressKey = this.limitAddress(req);
+      if (spec.body === "json-object" || spec.body === "json-object-or-null") {
+        // A chunked body is cut as soon as it passes (gateway/request-body).
+        const limit = this.bodyLimitOf(spec);
+        if (Number(req.headers["content-length"]) > limit)
+          throw new PayloadTooLargeError(`Request body too large (limit ${limit} bytes)`);
+      }
+    },
+
+    /** Spec §5/§7: bearer or API key, per route; sets ctx.meta.user. Runs before the body is read. */
     async authenticate(
       this: GatewayService,
       ctx: Context,
       _route: unknown,
       req: Req,
-      res: Res,
     ): Promise<Caller | null> {
       const spec = this.specOf(req);
-      if (!spec) {
-        // Probes are never refused; the API document and its page are counted as any request.
-        if (!req.$alias?.fullPath?.startsWith("/health")) this.limitAddress(req);
-        return null;
-      }
-      setRouteAnswerHeaders(res, spec);
-      const address = this.limitAddress(req);
-      if (spec.body === "json-object" || spec.body === "json-object-or-null") {
-        // Refused at once, unread; a chunked body is cut as soon as it passes (gateway/request-body).
-        const limit = this.bodyLimitOf(spec);
-        if (Number(req.headers["content-length"]) > limit)
-          throw new PayloadTooLargeError(`Request body too large (limit ${limit} bytes)`);
-      }
+      if (!spec) return null;
+      const address = req.$addressKey ?? addressKey(this.addressOf(req));
       if (spec.auth === "none") return null;
       let presented = false;
       // Each call to auth first asks whether this address may still cost one.
@@ -568,18 +631,10 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
     },
 
     /**
-     * Runs after authentication: turns path, query and body into the action's parameters. (moleculer-web
-     * has no later hook before the call, and reading bodies only after authentication is the point.)
+     * Turns path, query, headers and body into the action's parameters: the JSON body or the multipart
+     * upload, read only now, after authentication (an alias middleware, `readRequestStage`).
      */
-    async authorize(
-      this: GatewayService,
-      ctx: Context<unknown, AuthMeta>,
-      _route: unknown,
-      req: Req,
-    ): Promise<void> {
-      const spec = this.specOf(req);
-      if (!spec) return;
-      await this.limitRate(ctx, req, spec);
+    async readRequest(this: GatewayService, ctx: Context<unknown, AuthMeta>, req: Req, spec: RouteSpec) {
       const { path, headers, query } = paramsOfRequest(spec, req);
       if (spec.body === "multipart") {
         const key = typeof headers.idempotency_key === "string" ? headers.idempotency_key : undefined;
@@ -731,6 +786,14 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
       }
     },
 
+    /**
+     * moleculer-web's documented encoder of answers, overridden: a microcached read's answer is kept as
+     * it is encoded (gateway/microcache).
+     */
+    encodeResponse(this: GatewayService, req: Req, res: Res, data: unknown): string {
+      return encodeAnswer(this.responses, req.$microcache, req.$ctx?.meta as FreshnessMeta, res, data);
+    },
+
     sendJson(res: Res, status: number, body: unknown, headers: Record<string, string> = {}) {
       writeJson(res, status, JSON.stringify(body), headers);
     },
@@ -772,7 +835,6 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
       sharedMaxAgeMs: this.config.cacheTtlSeconds * 1000,
       maxBytes: this.config.responseCacheMb * 1024 * 1024,
     });
-    this.takesRawJson = this.config.transporter === "" || this.config.serializer === "Hybrid";
     this.uploads = new UploadSlots(
       this.config.uploadsMax,
       this.config.uploadsMaxPerCaller,
@@ -780,10 +842,6 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
     );
     this.openApi = buildOpenApi(routes, this.config.publicUrl);
     this.openApiJson = JSON.stringify(this.openApi);
-    overrideMoleculerWeb(this, {
-      off: this.config.internalsHooksOff,
-      warn: (message) => this.logger.warn(message),
-    });
     this.server = http.createServer(httpServerOptions(this.config), requestListener(this));
     this.server.on("error", (err) => this.logger.error("HTTP server error", err));
     // What Node's HTTP parser refuses is answered in the spec's shape too (gateway/client-error).
@@ -798,13 +856,11 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
   },
 
   async started(this: GatewayService) {
-    // Several listening sockets (gateway/acceptors), so a burst of new connections is not accepted one
-    // per event-loop turn.
-    const { port, host, httpAcceptors } = this.config;
-    this.acceptors = await openAcceptors(this.server, port, host, httpAcceptors, undefined, {
-      off: this.config.internalsHooksOff,
-      warn: (message) => this.logger.warn(message),
-    });
+    // One socket of its port (Node's documented listen), with an accept queue of LISTEN_BACKLOG.
+    const { port, host } = this.config;
+    this.server.listen({ port, host, backlog: LISTEN_BACKLOG });
+    // Resolves once listening; a failure to listen (EADDRINUSE) rejects, and the start fails.
+    await once(this.server, "listening");
     this.deadlines.start();
     const address = this.server.address();
     if (address && typeof address === "object") {

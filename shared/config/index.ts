@@ -137,7 +137,6 @@ export const configSchema = {
   ),
   port: entry("PORT", "3000", "The gateway's HTTP port (0: a free one)", int(0, 65535)),
   host: entry("HOST", "127.0.0.1", "Listening address (gateway, health, metrics)", str),
-  httpAcceptors: entry("HTTP_ACCEPTORS", "64", "Listening sockets on the gateway's port", int(1, 64)),
   publicUrl: entry("PUBLIC_URL", "", "Base URL of links (empty: relative)", str),
   services: entry(
     "SERVICES",

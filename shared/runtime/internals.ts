@@ -20,8 +20,6 @@ export const HOOK_NAMES = [
   "nats-batching",
   "nats-abandoned-dials",
   "liveness",
-  "http-acceptors",
-  "gateway-fast-answers",
 ] as const;
 
 export type HookName = (typeof HOOK_NAMES)[number];

@@ -8,8 +8,6 @@ import { HOOK_NAMES, type InternalsHook } from "../../../shared/runtime/internal
 import { natsBatchingHook } from "../../../shared/runtime/nats-batching";
 import { natsAbandonedDialsHook } from "../../../shared/runtime/nats-abandoned-dials";
 import { LIVENESS_VERSIONS, NATS_VERSIONS } from "../../../shared/runtime/liveness";
-import { httpAcceptorsHook } from "../../../services/gateway/acceptors";
-import { fastAnswersHook } from "../../../services/gateway/moleculer-web-overrides";
 
 const root = path.resolve(__dirname, "../../..");
 const read = (file: string) => fs.readFileSync(path.join(root, file), "utf8");
@@ -113,8 +111,6 @@ describe("docs/architecture.md's hooks table", () => {
   const hooks: Array<InternalsHook<never>> = [
     natsBatchingHook,
     natsAbandonedDialsHook,
-    httpAcceptorsHook,
-    fastAnswersHook,
   ] as Array<InternalsHook<never>>;
   /** What the table must state for each hook: the code's own library and range. */
   const declared = new Map<string, string>(hooks.map((h) => [h.name, `\`${h.library} ${h.versions}\``]));
