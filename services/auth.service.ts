@@ -24,6 +24,7 @@ import { NATS_RECONNECTED_EVENT } from "../shared/runtime/liveness";
 import { checkApiKey, newApiKey, parseApiKey, InvalidApiKeyError, type ApiKeyDoc } from "./auth/api-keys";
 import { ApiKeysRepository } from "./auth/api-keys.repository";
 import { refreshTokens, startFamily, type RefreshDeps } from "./auth/refresh";
+import { GRACE_SECONDS } from "./auth/refresh-family";
 import { RefreshFamiliesRepository } from "./auth/refresh-families.repository";
 import { authKeysOf, type AuthKeys } from "./auth/auth-keys";
 import { RefreshTokensRepository } from "./auth/refresh-tokens.repository";
@@ -237,7 +238,7 @@ const AuthServiceSchema: ServiceSchema<Record<string, never>, AuthService> = {
         signAccess: (userId, nowSeconds) =>
           signAccessToken(userId, this.keys.signing, this.config, nowSeconds),
         refreshTtlSeconds: this.config.refreshTokenTtlSeconds,
-        graceSeconds: this.config.refreshGraceSeconds,
+        graceSeconds: GRACE_SECONDS,
         now: () => new Date(),
       };
     },
