@@ -3,18 +3,19 @@
  * and its time bounds (gateway/http-bounds), authenticates, reads the request into action parameters
  * (the JSON body, or the upload streamed to the stores service), calls the action the route table names
  * (gateway/routes), and answers every error in the spec's shapes (gateway/error-answer, mapped in
- * gateway/http-errors). It uses moleculer-web through its documented settings and hooks (the `rest`
- * action's error hook answers every error); its one override of moleculer-web's methods, guarded, is in
- * gateway/moleculer-web-overrides.
+ * gateway/http-errors). It uses moleculer-web through its documented settings, route hooks, alias
+ * middlewares and overridable methods (`encodeResponse`), and the `rest` action's error hook answers
+ * every error.
  */
 import { randomUUID } from "node:crypto";
+import { once } from "node:events";
 import fs from "node:fs";
 import http, { type IncomingMessage, type ServerResponse } from "node:http";
 import { Errors, type ActionHookError, type Context, type Service, type ServiceSchema } from "moleculer";
 import ApiGateway from "moleculer-web";
 import { call, Events } from "../shared/contracts";
 import type { ApiKeyRevokedEvent } from "../shared/contracts/auth";
-import type { AuthMeta, Caller } from "../shared/contracts/common";
+import type { AuthMeta, Caller, FreshnessMeta } from "../shared/contracts/common";
 import type { RoundMemberJoinedEvent } from "../shared/contracts/rounds";
 import type { ReleaseEventKeyParams } from "../shared/contracts/stores";
 import type { UserListsChangedEvent, UserRemovedEvent } from "../shared/contracts/users";
@@ -33,14 +34,12 @@ import { withinRequest } from "../shared/runtime/request-context";
 import { LocalCache } from "../shared/runtime/local-cache";
 import { isRedis } from "../shared/runtime/redis-options";
 import { HttpDrain } from "./gateway/drain";
-import { openAcceptors, type Acceptors } from "./gateway/acceptors";
 import { answerClientError } from "./gateway/client-error";
 import { answerError, answerNotRouted } from "./gateway/error-answer";
 import { TokenCache } from "./gateway/token-cache";
 import { ApiKeyCache } from "./gateway/api-key-cache";
 import { ResponseCache } from "./gateway/response-cache";
 import { sendInChunks } from "./gateway/chunked-upload";
-import { useUploadScavenge } from "../shared/runtime/upload-scavenge";
 import { readEventMultipart } from "./gateway/multipart";
 import { docsAsset, docsHtml } from "./gateway/docs-page";
 import { buildOpenApi } from "./gateway/openapi";
@@ -65,14 +64,14 @@ import { multicastBodyLimit, stageRecipientPages } from "./gateway/recipient-pag
 import { httpServerOptions, markArrival, requestDeadline } from "./gateway/http-bounds";
 import { isAbandoned, markAnsweredLate, RequestDeadlines } from "./gateway/request-deadlines";
 import type { BodyBounds } from "./gateway/body-watch";
-import type { MicrocacheSlot } from "./gateway/microcache";
-import { overrideMoleculerWeb, type WebGateway } from "./gateway/moleculer-web-overrides";
+import { encodeAnswer, keptAnswer, microcacheSlot, type MicrocacheSlot } from "./gateway/microcache";
 import { writeJson } from "./gateway/write-json";
 import { NOSNIFF, setRouteAnswerHeaders } from "./gateway/answer-headers";
 import { AddressLimits } from "./gateway/address-limits";
 import { addressKey, clientAddressOf, trustedProxyList } from "./gateway/client-address";
 import { knownFields } from "./gateway/body-fields";
 import { withHead } from "./gateway/head-aliases";
+import { allowedMethodsOf } from "./gateway/allowed-methods";
 import type { BlockList } from "node:net";
 
 type Req = IncomingMessage & {
@@ -81,12 +80,14 @@ type Req = IncomingMessage & {
   $errorType?: string;
   $params: Record<string, unknown>;
   $ctx?: Context;
-  /** Set when this read's answer may be kept (gateway/moleculer-web-overrides). */
+  /** Set when this read's answer may be kept (gateway/microcache). */
   $microcache?: MicrocacheSlot;
   /** When the whole request must be answered (gateway/http-bounds). */
   $deadline?: number;
   /** The Idempotency-Key this upload holds, until given back (docs/decisions/0023). */
   $eventKey?: ReleaseEventKeyParams;
+  /** The client address's key, as its limits count it (gateway/address-limits), once counted. */
+  $addressKey?: string;
   /** The client address (gateway/client-address), once asked. */
   $clientAddress?: string;
   /** On a route that answers tokens: the active users' forgettings when it was authenticated. */
@@ -98,14 +99,10 @@ type Req = IncomingMessage & {
 };
 type Res = ServerResponse;
 
-interface AliasLike {
-  method: string;
-  action: string | null;
-  match(url: string): Record<string, string> | false;
-}
-
-interface GatewayService extends Service, Omit<WebGateway, "specOf"> {
+interface GatewayService extends Service {
   config: Config;
+  /** Kept answers of reads (gateway/response-cache, decision 0045). */
+  responses: ResponseCache;
   /** Tracing is on (TRACING_ENDPOINT): each request gets its span (gateway/request-span). */
   tracing: boolean;
   /** Per-route request counts and durations, with metrics on (METRICS_PORT; gateway/http-metrics). */
@@ -130,13 +127,10 @@ interface GatewayService extends Service, Omit<WebGateway, "specOf"> {
   /** Uploads in progress in this process, per caller and in total. */
   uploads: UploadSlots;
   openApi: Record<string, unknown>;
-  aliases: AliasLike[];
   server: http.Server;
   drain: HttpDrain;
   /** Requests in flight, each answered 504 if still unanswered past its bound (gateway/request-deadlines). */
   deadlines: RequestDeadlines;
-  /** The listening sockets of the port, once listening. */
-  acceptors?: Acceptors;
   beginDrain: () => void;
   stopAccepting(): void;
   specOf(req: Req): RouteSpec | undefined;
@@ -144,6 +138,8 @@ interface GatewayService extends Service, Omit<WebGateway, "specOf"> {
   addressOf(req: Req): string;
   limitAddress(req: Req): string;
   limitRate(ctx: Context<unknown, AuthMeta>, req: Req, spec: RouteSpec): Promise<void>;
+  admit(req: Req, res: Res): void;
+  readRequest(ctx: Context<unknown, AuthMeta>, req: Req, spec: RouteSpec): Promise<void>;
   readUpload(
     ctx: Context<unknown, AuthMeta>,
     req: Req,
@@ -184,6 +180,12 @@ function forgetWhatEventsChange(gw: GatewayService): void {
   gw.responses.clear();
 }
 
+/**
+ * The accept queue asked of the kernel (capped by `net.core.somaxconn`): Node's 511 overflowed in a
+ * loaded burst, leaving clients on their SYN retransmits (decision 0073).
+ */
+const LISTEN_BACKLOG = 4096;
+
 /** After the requests in flight have finished: how long idle and half-done connections get to close. */
 const CONNECTION_CLOSE_MS = 1000;
 
@@ -214,7 +216,7 @@ function requestListener(gw: GatewayService) {
     const timed = gw.deadlines.track(req, res);
     gw.httpMetrics?.track(req, res, specOf);
     return withinRequest({ requestID: () => requestIdOf(req as Req) }, () =>
-      handle(req, res, () => answerNotRouted(req, res, gw.aliases)).then(
+      handle(req, res, () => answerNotRouted(req, res, allowedMethods)).then(
         () => gw.deadlines.done(timed),
         (err: unknown) => {
           gw.deadlines.done(timed);
@@ -234,7 +236,7 @@ function requestListener(gw: GatewayService) {
  * runs that method's alias: OPTIONS would read, join or upload as GET and POST do.
  */
 function refuseOptions(this: GatewayService, req: Req, res: Res, next: () => void): void {
-  if (req.method === "OPTIONS") answerNotRouted(req, res, this.aliases);
+  if (req.method === "OPTIONS") answerNotRouted(req, res, allowedMethods);
   else next();
 }
 
@@ -250,11 +252,108 @@ function startRequestSpan(this: GatewayService, req: Req, _res: Res, next: () =>
   next();
 }
 
+/** The request's context and its route, in an alias middleware (both are there once it runs). */
+function stageOf(gw: GatewayService, req: Req): { ctx: Context<unknown, AuthMeta>; spec: RouteSpec } {
+  return { ctx: req.$ctx as Context<unknown, AuthMeta>, spec: gw.specOf(req) as RouteSpec };
+}
+
+/** RATE_LIMITS, per caller: an alias middleware, so it counts the authenticated caller. */
+function limitRateStage(this: GatewayService, req: Req, _res: Res, next: (err?: unknown) => void): void {
+  const { ctx, spec } = stageOf(this, req);
+  this.limitRate(ctx, req, spec).then(() => next(), next);
+}
+
+/** The request's parameters and body (`readRequest`): an alias middleware, after authentication. */
+function readRequestStage(this: GatewayService, req: Req, _res: Res, next: (err?: unknown) => void): void {
+  const { ctx, spec } = stageOf(this, req);
+  this.readRequest(ctx, req, spec).then(() => next(), next);
+}
+
+/**
+ * What a route's alias runs after moleculer-web's authentication and before it calls the action
+ * (moleculer-web's alias middlewares): the caller's rate limit, the request's parameters and body, and
+ * for a read the route marks, its kept answer.
+ */
+function aliasStages(route: RouteSpec): Array<string | typeof answerKept> {
+  const stages = [limitRateStage, readRequestStage];
+  if (route.microcacheTag) stages.push(answerKept);
+  return [...stages, route.action];
+}
+
+/**
+ * A read the route marks is answered from the gateway's kept answer while fresh (gateway/microcache);
+ * else the slot its answer will be kept in is noted for `encodeResponse`. An alias middleware: it runs
+ * after authentication and authorization, before the action is called, and ends the response itself
+ * when it answers.
+ */
+function answerKept(this: GatewayService, req: Req, res: Res, next: () => void): void {
+  const userId = (req.$ctx?.meta as AuthMeta | undefined)?.user?.id;
+  const slot = microcacheSlot(this.responses, this.specOf(req), userId, req.$params);
+  if (slot) {
+    const kept = keptAnswer(this.responses, slot, Date.now());
+    if (kept !== null) return writeJson(res, 200, kept.json, undefined, kept.bytes);
+    req.$microcache = slot;
+  }
+  next();
+}
+
 /** The `rest` action's error hook: answers the error, and the request counts as routed. */
 function answeredErrorHook(this: GatewayService, ctx: Context<{ req: Req; res: Res }>, err: unknown) {
   this.answerError(ctx.params.req, ctx.params.res, err);
   return true;
 }
+
+/**
+ * moleculer-web's aliases: each route's action after its stages (aliasStages), and the gateway's own
+ * pages. HEAD wherever GET works (RFC 9110 §9.3.2): the same route, Node's server leaves the body out.
+ */
+const aliases = withHead({
+  ...Object.fromEntries(routes.map((r) => [`${r.method} ${r.path}`, aliasStages(r)])),
+  // The printed API address opened in a browser: the API reference.
+  "GET /"(_req: Req, res: Res) {
+    res.writeHead(302, { Location: "/docs", "Content-Length": 0 });
+    res.end();
+  },
+  "GET /health"(this: GatewayService, _req: Req, res: Res) {
+    const ready = this.broker.started;
+    this.sendJson(res, ready ? 200 : 503, { status: ready ? "ok" : "starting" });
+  },
+  "GET /health/ready"(this: GatewayService, _req: Req, res: Res) {
+    // Outside the spec: transporter, cacher, and every service behind a route with its store.
+    void checkReadiness(this.broker, requiredServices, { localOnly: false, cacher: true }).then((r) =>
+      this.sendJson(res, r.status === "ready" ? 200 : 503, r),
+    );
+  },
+  // The access tokens' public keys (RFC 7517), for any backend that verifies them (decision 0132).
+  "GET /.well-known/jwks.json"(this: GatewayService, _req: Req, res: Res) {
+    void this.jwks.jwks(Date.now()).then((jwks) =>
+      jwks
+        ? this.sendJson(res, 200, jwks, {
+            "Cache-Control": `public, max-age=${JWKS_MAX_AGE_MS / 1000}`,
+          })
+        : this.sendJson(res, 503, { detail: "Service Unavailable" }, { "Retry-After": "5" }),
+    );
+  },
+  "GET /openapi.json"(this: GatewayService, _req: Req, res: Res) {
+    writeJson(res, 200, this.openApiJson);
+  },
+  "GET /docs"(this: GatewayService, _req: Req, res: Res) {
+    res.writeHead(200, {
+      "Content-Type": "text/html; charset=utf-8",
+      "Content-Length": Buffer.byteLength(docsHtml),
+    });
+    res.end(docsHtml);
+  },
+  "GET /docs/:file"(this: GatewayService, req: Req, res: Res) {
+    const asset = docsAsset(String(req.$params.file));
+    if (!asset) return this.sendJson(res, 404, { detail: "Not Found" });
+    res.writeHead(200, { "Content-Type": asset.type, "Cache-Control": "public, max-age=86400" });
+    fs.createReadStream(asset.file).pipe(res);
+  },
+});
+
+/** For a 405's Allow (gateway/allowed-methods). */
+const allowedMethods = allowedMethodsOf(Object.keys(aliases));
 
 const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayService> = {
   name: "gateway",
@@ -263,7 +362,7 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
 
   settings: {
     // The gateway owns its HTTP server (moleculer-web's documented `server: false`): created with explicit
-    // time bounds (gateway/http-bounds) and listening on several sockets (gateway/acceptors).
+    // time bounds (gateway/http-bounds), listening on one socket of its port.
     server: false,
     // The whole HTTP request runs as one call of `rest` (see below). Its time bound is kept by
     // gateway/request-deadlines rather than by a Moleculer timeout on that call (decision 0073); each
@@ -289,11 +388,14 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
         path: "/",
         mappingPolicy: "restrict",
         autoAliases: false,
-        bodyParsers: false, // bodies are read after authentication, see authorize()
+        // Bodies are read after authentication, by the alias's `readRequestStage` (see aliasStages).
+        bodyParsers: false,
         authentication: true,
-        authorization: true,
         // moleculer-web's documented route middlewares run first for every request under the route.
         use: [refuseOptions, startRequestSpan],
+        onBeforeCall(this: GatewayService, _ctx: Context, _route: unknown, req: Req, res: Res) {
+          this.admit(req, res);
+        },
         // The access token a refresh answers is known here at once (gateway/bearer, rememberIssued).
         onAfterCall(
           this: GatewayService,
@@ -309,51 +411,7 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
           }
           return data;
         },
-        // HEAD wherever GET works (RFC 9110 §9.3.2): the same route, Node's server leaves the body out.
-        aliases: withHead({
-          ...Object.fromEntries(routes.map((r) => [`${r.method} ${r.path}`, r.action])),
-          // The printed API address opened in a browser: the API reference.
-          "GET /"(_req: Req, res: Res) {
-            res.writeHead(302, { Location: "/docs", "Content-Length": 0 });
-            res.end();
-          },
-          "GET /health"(this: GatewayService, _req: Req, res: Res) {
-            const ready = this.broker.started;
-            this.sendJson(res, ready ? 200 : 503, { status: ready ? "ok" : "starting" });
-          },
-          "GET /health/ready"(this: GatewayService, _req: Req, res: Res) {
-            // Outside the spec: transporter, cacher, and every service behind a route with its store.
-            void checkReadiness(this.broker, requiredServices, { localOnly: false, cacher: true }).then((r) =>
-              this.sendJson(res, r.status === "ready" ? 200 : 503, r),
-            );
-          },
-          // The access tokens' public keys (RFC 7517), for any backend that verifies them (decision 0132).
-          "GET /.well-known/jwks.json"(this: GatewayService, _req: Req, res: Res) {
-            void this.jwks.jwks(Date.now()).then((jwks) =>
-              jwks
-                ? this.sendJson(res, 200, jwks, {
-                    "Cache-Control": `public, max-age=${JWKS_MAX_AGE_MS / 1000}`,
-                  })
-                : this.sendJson(res, 503, { detail: "Service Unavailable" }, { "Retry-After": "5" }),
-            );
-          },
-          "GET /openapi.json"(this: GatewayService, _req: Req, res: Res) {
-            writeJson(res, 200, this.openApiJson);
-          },
-          "GET /docs"(this: GatewayService, _req: Req, res: Res) {
-            res.writeHead(200, {
-              "Content-Type": "text/html; charset=utf-8",
-              "Content-Length": Buffer.byteLength(docsHtml),
-            });
-            res.end(docsHtml);
-          },
-          "GET /docs/:file"(this: GatewayService, req: Req, res: Res) {
-            const asset = docsAsset(String(req.$params.file));
-            if (!asset) return this.sendJson(res, 404, { detail: "Not Found" });
-            res.writeHead(200, { "Content-Type": asset.type, "Cache-Control": "public, max-age=86400" });
-            fs.createReadStream(asset.file).pipe(res);
-          },
-        }),
+        aliases,
       },
     ],
   },
@@ -437,10 +495,9 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
   },
 
   methods: {
-    /** Closes every listening socket (or the server's one, before it listened). */
+    /** Closes the listening socket; the connections open finish (gateway/drain). */
     stopAccepting(this: GatewayService): void {
-      if (this.acceptors) this.acceptors.stopAccepting();
-      else if (this.server.listening) this.server.close();
+      if (this.server.listening) this.server.close();
     },
 
     specOf(req: Req): RouteSpec | undefined {
@@ -465,31 +522,38 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
     },
 
     /**
-     * Spec §5/§7: bearer or API key, per route; sets ctx.meta.user. Runs before the body is read, and
-     * first counts the request against its client address (gateway/address-limits), sets the route's
-     * answer headers (gateway/answer-headers) and refuses a body declared larger than the route takes.
+     * Before the credentials are looked at (moleculer-web's `onBeforeCall`, which it runs before
+     * `authenticate`): counts the request against its client address (gateway/address-limits), sets the
+     * route's answer headers (gateway/answer-headers) and refuses a body declared larger than the route
+     * takes, unread.
      */
+    admit(this: GatewayService, req: Req, res: Res): void {
+      const spec = this.specOf(req);
+      if (!spec) {
+        // Probes are never refused; the API document and its page are counted as any request.
+        if (!req.$alias?.fullPath?.startsWith("/health")) this.limitAddress(req);
+        return;
+      }
+      setRouteAnswerHeaders(res, spec);
+      req.$addressKey = this.limitAddress(req);
+      if (spec.body === "json-object" || spec.body === "json-object-or-null") {
+        // A chunked body is cut as soon as it passes (gateway/request-body).
+        const limit = this.bodyLimitOf(spec);
+        if (Number(req.headers["content-length"]) > limit)
+          throw new PayloadTooLargeError(`Request body too large (limit ${limit} bytes)`);
+      }
+    },
+
+    /** Spec §5/§7: bearer or API key, per route; sets ctx.meta.user. Runs before the body is read. */
     async authenticate(
       this: GatewayService,
       ctx: Context,
       _route: unknown,
       req: Req,
-      res: Res,
     ): Promise<Caller | null> {
       const spec = this.specOf(req);
-      if (!spec) {
-        // Probes are never refused; the API document and its page are counted as any request.
-        if (!req.$alias?.fullPath?.startsWith("/health")) this.limitAddress(req);
-        return null;
-      }
-      setRouteAnswerHeaders(res, spec);
-      const address = this.limitAddress(req);
-      if (spec.body === "json-object" || spec.body === "json-object-or-null") {
-        // Refused at once, unread; a chunked body is cut as soon as it passes (gateway/request-body).
-        const limit = this.bodyLimitOf(spec);
-        if (Number(req.headers["content-length"]) > limit)
-          throw new PayloadTooLargeError(`Request body too large (limit ${limit} bytes)`);
-      }
+      if (!spec) return null;
+      const address = req.$addressKey ?? addressKey(this.addressOf(req));
       if (spec.auth === "none") return null;
       let presented = false;
       // Each call to auth first asks whether this address may still cost one.
@@ -569,18 +633,10 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
     },
 
     /**
-     * Runs after authentication: turns path, query and body into the action's parameters. (moleculer-web
-     * has no later hook before the call, and reading bodies only after authentication is the point.)
+     * Turns path, query, headers and body into the action's parameters: the JSON body or the multipart
+     * upload, read only now, after authentication (an alias middleware, `readRequestStage`).
      */
-    async authorize(
-      this: GatewayService,
-      ctx: Context<unknown, AuthMeta>,
-      _route: unknown,
-      req: Req,
-    ): Promise<void> {
-      const spec = this.specOf(req);
-      if (!spec) return;
-      await this.limitRate(ctx, req, spec);
+    async readRequest(this: GatewayService, ctx: Context<unknown, AuthMeta>, req: Req, spec: RouteSpec) {
       const { path, headers, query } = paramsOfRequest(spec, req);
       if (spec.body === "multipart") {
         const key = typeof headers.idempotency_key === "string" ? headers.idempotency_key : undefined;
@@ -732,6 +788,14 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
       }
     },
 
+    /**
+     * moleculer-web's documented encoder of answers, overridden: a microcached read's answer is kept as
+     * it is encoded (gateway/microcache).
+     */
+    encodeResponse(this: GatewayService, req: Req, res: Res, data: unknown): string {
+      return encodeAnswer(this.responses, req.$microcache, req.$ctx?.meta as FreshnessMeta, res, data);
+    },
+
     sendJson(res: Res, status: number, body: unknown, headers: Record<string, string> = {}) {
       writeJson(res, status, JSON.stringify(body), headers);
     },
@@ -773,7 +837,6 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
       sharedMaxAgeMs: this.config.cacheTtlSeconds * 1000,
       maxBytes: this.config.responseCacheMb * 1024 * 1024,
     });
-    this.takesRawJson = this.config.transporter === "" || this.config.serializer === "Hybrid";
     this.uploads = new UploadSlots(
       this.config.uploadsMax,
       this.config.uploadsMaxPerCaller,
@@ -781,12 +844,6 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
     );
     this.openApi = buildOpenApi(routes, this.config.publicUrl);
     this.openApiJson = JSON.stringify(this.openApi);
-    overrideMoleculerWeb(this, {
-      off: this.config.internalsHooksOff,
-      warn: (message) => this.logger.warn(message),
-    });
-    // Uploads' chunks are freed as they pass (shared/runtime/upload-scavenge).
-    useUploadScavenge({ off: this.config.internalsHooksOff, warn: (message) => this.logger.warn(message) });
     this.server = http.createServer(httpServerOptions(this.config), requestListener(this));
     this.server.on("error", (err) => this.logger.error("HTTP server error", err));
     // What Node's HTTP parser refuses is answered in the spec's shape too (gateway/client-error).
@@ -801,13 +858,11 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
   },
 
   async started(this: GatewayService) {
-    // Several listening sockets (gateway/acceptors), so a burst of new connections is not accepted one
-    // per event-loop turn.
-    const { port, host, httpAcceptors } = this.config;
-    this.acceptors = await openAcceptors(this.server, port, host, httpAcceptors, undefined, {
-      off: this.config.internalsHooksOff,
-      warn: (message) => this.logger.warn(message),
-    });
+    // One socket of its port (Node's documented listen), with an accept queue of LISTEN_BACKLOG.
+    const { port, host } = this.config;
+    this.server.listen({ port, host, backlog: LISTEN_BACKLOG });
+    // Resolves once listening; a failure to listen (EADDRINUSE) rejects, and the start fails.
+    await once(this.server, "listening");
     this.deadlines.start();
     const address = this.server.address();
     if (address && typeof address === "object") {

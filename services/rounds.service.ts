@@ -12,13 +12,11 @@ import type { Config } from "../shared/config";
 import { NotAuthenticatedError } from "../shared/errors";
 import { cleanCache, noRetry, serviceConfig, serviceStore } from "../shared/runtime";
 import { buildSnapshot, profileIdsOf, type RoundSnapshot } from "./rounds/round-snapshot";
-import { getRound, getRoundJson, joinRound, type RoundsDeps } from "./rounds/rounds.domain";
-import { RoundJson } from "./rounds/round-json";
-import { RawJson } from "../shared/runtime/raw-json";
-import { bytesAnswer, valueAnswer, type StreamAnswerMeta } from "../shared/runtime/list-answer";
+import { getRoundAnswer, joinRound, type RoundsDeps } from "./rounds/rounds.domain";
+import { RoundAnswers } from "./rounds/round-answers";
+import { valueAnswer, type StreamAnswerMeta } from "../shared/runtime/list-answer";
 import { pagesOf } from "../shared/contracts/paging";
 import { PROFILES_PAGE_MAX, type ProfilesResult } from "../shared/contracts/users";
-import { renderedUntil } from "./rounds/round-view";
 import { joinedEvent, pendingJoin, RoundsRepository } from "./rounds/rounds.repository";
 import type { RoundDoc, RoundRead } from "./rounds/round-doc";
 import { FullRounds } from "./rounds/full-rounds";
@@ -43,8 +41,8 @@ interface RoundsService extends Service {
   /** Drops outbox leftovers past OUTBOX_RETENTION_MS (shared/outbox/expiry). */
   outboxSweeper: Sweeper;
   fullRounds: FullRounds;
-  /** Answers as JSON bytes, shared by the callers who see a round alike (per snapshot). */
-  json: RoundJson;
+  /** Answers shared by the callers who see a round alike (per snapshot). */
+  answers: RoundAnswers;
   /** Snapshots this process used lately, in front of the shared cacher (Redis when distributed). */
   snapshots: LocalCache<RoundSnapshot>;
   /** Snapshots being assembled, by key: one assembly per revision at a time. */
@@ -89,20 +87,14 @@ const RoundsServiceSchema: ServiceSchema<Record<string, never>, RoundsService> =
       async handler(
         this: RoundsService,
         ctx: Context<ParamsOf<"rounds.get">, AuthMeta & FreshnessMeta & StreamAnswerMeta>,
-      ): Promise<ResultOf<"rounds.get"> | RawJson | Readable> {
-        if (ctx.meta.$rawJson === "rounds.get") {
-          // The gateway writes the bytes as they are: encoded once per round revision, not per read.
-          const answer = await getRoundJson(this.deps(ctx), this.json, ctx.params.round_id, callerId(ctx));
-          ctx.meta.$freshUntil = answer.freshUntil;
-          if (answer.sameForAllBut) ctx.meta.$sameForAllBut = answer.sameForAllBut;
-          if (answer.countdown) ctx.meta.$countdown = answer.countdown;
-          // A round with very many participants: streamed (shared/runtime/list-answer).
-          return bytesAnswer(ctx, new RawJson(...answer.parts));
-        }
-        const round = await getRound(this.deps(ctx), ctx.params.round_id, callerId(ctx));
-        // How long this answer stays right: the gateway may serve it again until then (or a join).
-        ctx.meta.$freshUntil = renderedUntil(round);
-        return valueAnswer(ctx, "rounds.get", round, mayBeLarge(round));
+      ): Promise<ResultOf<"rounds.get"> | Readable> {
+        const answer = await getRoundAnswer(this.deps(ctx), this.answers, ctx.params.round_id, callerId(ctx));
+        // How long this answer stays right, and for whom else: the gateway may serve it again meanwhile.
+        ctx.meta.$freshUntil = answer.freshUntil;
+        if (answer.sameForAllBut) ctx.meta.$sameForAllBut = answer.sameForAllBut;
+        if (answer.countdown) ctx.meta.$countdown = answer.countdown;
+        // A round with very many participants: streamed (shared/runtime/list-answer).
+        return valueAnswer(ctx, answer.round, mayBeLarge(answer.round));
       },
     },
 
@@ -111,14 +103,14 @@ const RoundsServiceSchema: ServiceSchema<Record<string, never>, RoundsService> =
       async handler(
         this: RoundsService,
         ctx: Context<ParamsOf<"rounds.join">, AuthMeta & StreamAnswerMeta>,
-      ): Promise<ResultOf<"rounds.join"> | RawJson | Readable> {
+      ): Promise<ResultOf<"rounds.join"> | Readable> {
         const round = await joinRound(
           this.deps(ctx),
           ctx.params.round_id,
           callerId(ctx),
           ctx.params.attributes,
         );
-        return valueAnswer(ctx, "rounds.join", round, mayBeLarge(round));
+        return valueAnswer(ctx, round, mayBeLarge(round));
       },
     },
 
@@ -260,7 +252,7 @@ const RoundsServiceSchema: ServiceSchema<Record<string, never>, RoundsService> =
   created(this: RoundsService) {
     this.config = serviceConfig(this);
     this.fullRounds = new FullRounds();
-    this.json = new RoundJson();
+    this.answers = new RoundAnswers();
     // No longer than the shared cacher keeps them (a profile change other than a removal shows as late).
     this.assembling = new Map();
     this.snapshots = new LocalCache(Math.min(this.config.cacheTtlSeconds, 60) * 1000, 10_000);

@@ -138,7 +138,7 @@ const UsersServiceSchema: ServiceSchema<Record<string, never>, UsersService> = {
         const list = await cached(this, `users.friends:${id}`, async () =>
           toFriends(await this.repo.findByIds(await this.repo.friendIds(id))),
         );
-        return valueAnswer(ctx, "users.friends", list);
+        return valueAnswer(ctx, list);
       },
     },
 
@@ -149,7 +149,7 @@ const UsersServiceSchema: ServiceSchema<Record<string, never>, UsersService> = {
         const list = await cached(this, `users.payments:${id}`, async () =>
           (await this.payments.listByUser(id)).map(toPayment),
         );
-        return valueAnswer(ctx, "users.payments", list);
+        return valueAnswer(ctx, list);
       },
     },
 

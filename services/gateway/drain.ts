@@ -14,14 +14,11 @@ const SWEEP_MS = 200;
 export class HttpDrain {
   private draining = false;
   private closed: Promise<void> | null = null;
-  /**
-   * The connections the server was handed, from any of its listening sockets: those of other sockets
-   * (gateway/acceptors) are not counted by the server's own close().
-   */
+  /** The connections the server was handed, each until it closes. */
   private readonly open = new Set<Socket>();
   private lastClosed: (() => void) | null = null;
 
-  /** `stopAccepting` closes every listening socket of the server (gateway/acceptors). */
+  /** `stopAccepting` closes the server's listening socket. */
   constructor(
     private readonly server: Server,
     private readonly stopAccepting: () => void,

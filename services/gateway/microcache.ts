@@ -5,7 +5,6 @@
 import type { ServerResponse } from "node:http";
 import type { FreshnessMeta } from "../../shared/contracts/common";
 import type { Keep, KeptJson, ResponseCache } from "./response-cache";
-import { byteLengthOf, type JsonBody } from "./write-json";
 import { CALLER_TAG, callerTag, type RouteSpec } from "./routes";
 
 /** Where a microcached read's answer is kept: its tag (e.g. the round) and the caller with the params. */
@@ -53,60 +52,46 @@ export function keptAnswer(responses: ResponseCache, slot: MicrocacheSlot, now: 
   );
 }
 
-/** Answers up to this size are kept as text (see keptForm). */
-export const SHORT_ANSWER_BYTES = 16 * 1024;
-
 /**
- * What is kept to answer again: a short answer as text. Node writes a text body together with its
- * headers in one write, where a body of bytes goes as a second buffer of a vectored write, which cost a
- * kept answer more than decoding it once (decision 0045); a long answer stays bytes.
- */
-export function keptForm(json: JsonBody): JsonBody {
-  if (typeof json === "string") return json;
-  const parts = Buffer.isBuffer(json) ? [json] : json;
-  let length = 0;
-  for (const part of parts) length += part.length;
-  if (length > SHORT_ANSWER_BYTES) return json;
-  return parts.length === 1 ? parts[0].toString("utf8") : Buffer.concat(parts, length).toString("utf8");
-}
-
-/**
- * A microcached read's 200 is kept for the time its service allows (ctx.meta.$freshUntil). An answer
- * that counts down (`$countdown`, a round's seconds_to_end in its last part) is kept without that part,
+ * moleculer-web's `encodeResponse` for the gateway: the answer's JSON, and a microcached read's 200 kept
+ * for the time its service allows (ctx.meta.$freshUntil). An answer every caller's but some that counts
+ * down (`$countdown`, a round's seconds_to_end) is encoded with that number last and kept without it,
  * for as long as the rest holds; the gateway writes the number when it answers (decision 0045).
  */
-export function keepAnswer(
+export function encodeAnswer(
   responses: ResponseCache,
   slot: MicrocacheSlot | undefined,
   meta: FreshnessMeta | undefined,
   res: ServerResponse,
-  json: JsonBody,
-): void {
+  data: unknown,
+): string {
   const freshUntil = slot?.untilEvent ? null : meta?.$freshUntil;
-  if (!slot || res.statusCode !== 200 || freshUntil === undefined) return;
+  if (!slot || res.statusCode !== 200 || freshUntil === undefined) return JSON.stringify(data);
   const others = slot.untilEvent ? undefined : meta?.$sameForAllBut;
   const except = others ? new Set(others) : undefined;
   const countdown = except ? meta?.$countdown : undefined;
-  const head = countdown ? headOf(json, countdown.headBytes) : null;
+  const head = countdown ? countdownHead(data) : null;
   const when = { now: Date.now(), asked: slot.asked, ...(except && { except }) };
-  const keep: Keep =
-    countdown && head
-      ? { ...when, json: keptForm(head), freshUntil: countdown.until ?? Infinity, countdownTo: countdown.to }
-      : { ...when, json: keptForm(json), freshUntil: freshUntil ?? Infinity };
+  let json: string;
+  let keep: Keep;
+  if (countdown && head) {
+    json = `${head}${(data as Countdowned).seconds_to_end}}`;
+    keep = { ...when, json: head, freshUntil: countdown.until ?? Infinity, countdownTo: countdown.to };
+  } else {
+    json = JSON.stringify(data);
+    keep = { ...when, json, freshUntil: freshUntil ?? Infinity };
+  }
   responses.set(slot.tag, except ? slot.sharedKey : slot.key, keep);
+  return json;
 }
 
-/**
- * The answer's first `headBytes` bytes, up to and including `"seconds_to_end":` (a round's answer in
- * parts, or joined on its way over NATS); null when the answer is not so made.
- */
-function headOf(json: JsonBody, headBytes: number): Buffer | null {
-  if (typeof json === "string" || byteLengthOf(json) <= headBytes) return null;
-  const first = Buffer.isBuffer(json) ? json : json[0];
-  const whole = first.length >= headBytes ? first : Buffer.concat(json as readonly Buffer[]);
-  if (whole[headBytes - 1] !== COLON) return null;
-  // A copy: what came over NATS is a view of the whole packet, which keeping it would keep too.
-  return Buffer.from(whole.subarray(0, headBytes));
-}
+type Countdowned = Record<string, unknown> & { seconds_to_end: number };
 
-const COLON = 0x3a;
+/** A round's JSON without its seconds_to_end, up to and including `"seconds_to_end":`; null if none. */
+function countdownHead(data: unknown): string | null {
+  if (data === null || typeof data !== "object" || Array.isArray(data)) return null;
+  const { seconds_to_end: seconds, ...rest } = data as Record<string, unknown>;
+  if (typeof seconds !== "number") return null;
+  const json = JSON.stringify(rest);
+  return json === "{}" ? null : `${json.slice(0, -1)},"seconds_to_end":`;
+}

@@ -13,7 +13,7 @@ import { isEndedAt, renderRound } from "./round-view";
 import type { RoundDoc, RoundRead } from "./round-doc";
 import type { RoundsRepository } from "./rounds.repository";
 import type { FullRound, FullRounds } from "./full-rounds";
-import type { RenderedRound, RoundJson } from "./round-json";
+import type { RenderedRound, RoundAnswers } from "./round-answers";
 import type { TraceContext } from "../../shared/tracing/propagation";
 
 export interface RoundsDeps {
@@ -65,15 +65,18 @@ export async function getRound(deps: RoundsDeps, roundId: string, userId: string
   return renderRound(await deps.snapshotOf(doc), userId, deps.now());
 }
 
-/** The same read as `getRound`, answered as JSON bytes (see RoundJson), with until when it holds. */
-export async function getRoundJson(
+/**
+ * `getRound`, with until when it holds and, when it is every caller's but some,
+ * who those are (see RoundAnswers), for the gateway's kept answers.
+ */
+export async function getRoundAnswer(
   deps: RoundsDeps,
-  json: RoundJson,
+  answers: RoundAnswers,
   roundId: string,
   userId: string,
 ): Promise<RenderedRound> {
   const doc = await visibleRound(deps, roundId, userId);
-  const rendered = json.render(await deps.snapshotOf(doc), userId, deps.now());
+  const rendered = answers.render(await deps.snapshotOf(doc), userId, deps.now());
   // A private round is seen by the owner's friends only: its answer is never anyone else's.
   if (doc.is_private) {
     delete rendered.sameForAllBut;

@@ -137,7 +137,6 @@ export const configSchema = {
   ),
   port: entry("PORT", "3000", "The gateway's HTTP port (0: a free one)", int(0, 65535)),
   host: entry("HOST", "127.0.0.1", "Listening address (gateway, health, metrics)", str),
-  httpAcceptors: entry("HTTP_ACCEPTORS", "64", "Listening sockets on the gateway's port", int(1, 64)),
   publicUrl: entry("PUBLIC_URL", "", "Base URL of links (empty: relative)", str),
   services: entry(
     "SERVICES",
@@ -181,18 +180,6 @@ export const configSchema = {
   adminSocket: entry("ADMIN_SOCKET", "true", "Embedded: take CLI commands on DATA_DIR/admin.sock", bool),
   storeInMemory: entry("STORE_IN_MEMORY", "false", "Embedded store in memory only (tests)", bool),
   storeFsync: entry("STORE_FSYNC", "false", "Answer a write only once it is synced to disk", bool),
-  storeCompactionIntervalSeconds: entry(
-    "STORE_COMPACTION_INTERVAL_SECONDS",
-    "60",
-    "Seconds between compaction checks",
-    int(0, 86_400),
-  ),
-  storeCompactionMaxMb: entry(
-    "STORE_COMPACTION_MAX_MB",
-    "48",
-    "Larger files compacted at start only",
-    int(0, 1_000_000),
-  ),
   mongoUri: entry("MONGO_URI", "", "MongoDB URL (empty: the embedded store)", str),
   mongoUser: entry("MONGO_USER", "", "This process's MongoDB user (empty: none)", str),
   mongoPassword: entry("MONGO_PASSWORD", "", "Password of MONGO_USER (a Secret)", str),

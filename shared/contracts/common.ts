@@ -26,9 +26,9 @@ export interface FreshnessMeta {
    */
   $sameForAllBut?: string[];
   /**
-   * Set with `$sameForAllBut` when the answer ends in a round's `seconds_to_end` and its closing brace:
-   * the bytes before them hold until `until` (null: no end), so the gateway may keep those that long and
-   * write the number itself (decision 0045).
+   * Set with `$sameForAllBut` when the answer is a round whose `seconds_to_end` counts down: the rest
+   * holds until `until` (null: no end), so the gateway may keep that long what it encoded of the rest
+   * and write the number itself (decision 0045).
    */
   $countdown?: Countdown;
 }
@@ -36,9 +36,8 @@ export interface FreshnessMeta {
 /** A `seconds_to_end` counting down to `to` (epoch ms, `secondsLeft` in shared/format). */
 export interface Countdown {
   to: number;
-  /** Until when (epoch ms) the answer's first `headBytes` bytes hold; null: until the round changes. */
+  /** Until when (epoch ms) the rest of the answer holds; null: until the round changes. */
   until: number | null;
-  headBytes: number;
 }
 
 /** Meta every authenticated action call carries. */

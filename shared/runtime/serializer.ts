@@ -4,8 +4,6 @@
  * JSON is several times faster for plain data. So:
  * - a packet whose bodies (params, data, meta) hold no bytes at their top level, nearly every packet,
  *   travels as one JSON text behind a one-byte tag;
- * - an answer that is already JSON (a RawJson) travels as the JSON text of the rest of the packet, then
- *   the answer's bytes as they are, and arrives as a RawJson again;
  * - a packet with bytes (an upload chunk, a stream's piece) is Notepack, each plain body inside it as
  *   JSON text.
  * A Notepack packet is a msgpack map, whose first byte is never one of the tags, so packets of the
@@ -13,20 +11,15 @@
  * Moleculer serializer).
  */
 import { Serializers } from "moleculer";
-import { RawJson } from "./raw-json";
 
 type Packet = Record<string, unknown>;
 
 /** Fields of a packet that carry a body, and the marker telling the receiver it is JSON text. */
 const BODIES = ["params", "data", "meta"] as const;
 const asJson = (field: string) => `${field}$json`;
-/** Marks a response whose data is a RawJson's bytes (Notepack packets). */
-const RAW_DATA = "data$raw";
 
 /** First byte of a packet that is JSON text. */
 const JSON_PACKET = 0x01;
-/** First byte of a packet that is a length (4 bytes), that much JSON text, then a RawJson's bytes. */
-const JSON_THEN_RAW = 0x02;
 
 const isBytes = (v: unknown): boolean => Buffer.isBuffer(v) || v instanceof Uint8Array;
 
@@ -38,54 +31,22 @@ function jsonSafe(body: unknown): boolean {
   return true;
 }
 
-/** No body holds bytes (a RawJson answer travels after the JSON text), so the packet can be JSON. */
+/** No body holds bytes, so the packet can be JSON. */
 const withoutBytes = (packet: Packet): boolean =>
-  BODIES.every(
-    (field) =>
-      packet[field] === undefined ||
-      (field === "data" && packet.data instanceof RawJson) ||
-      jsonSafe(packet[field]),
-  );
+  BODIES.every((field) => packet[field] === undefined || jsonSafe(packet[field]));
 
 function jsonPacket(obj: Packet): Buffer {
-  if (!(obj.data instanceof RawJson)) {
-    const text = JSON.stringify(obj);
-    const out = Buffer.allocUnsafe(1 + Buffer.byteLength(text));
-    out[0] = JSON_PACKET;
-    out.write(text, 1, "utf8");
-    return out;
-  }
-  const raw = obj.data;
-  const text = JSON.stringify({ ...obj, data: undefined });
-  const length = Buffer.byteLength(text);
-  const out = Buffer.allocUnsafe(5 + length + raw.byteLength);
-  out[0] = JSON_THEN_RAW;
-  out.writeUInt32BE(length, 1);
-  out.write(text, 5, "utf8");
-  let offset = 5 + length;
-  for (const part of raw.parts) {
-    out.set(part, offset);
-    offset += part.length;
-  }
+  const text = JSON.stringify(obj);
+  const out = Buffer.allocUnsafe(1 + Buffer.byteLength(text));
+  out[0] = JSON_PACKET;
+  out.write(text, 1, "utf8");
   return out;
-}
-
-function fromJsonPacket(buf: Buffer): Packet {
-  if (buf[0] === JSON_PACKET) return JSON.parse(buf.toString("utf8", 1)) as Packet;
-  const end = 5 + buf.readUInt32BE(1);
-  const packet = JSON.parse(buf.toString("utf8", 5, end)) as Packet;
-  packet.data = new RawJson(buf.subarray(end));
-  return packet;
 }
 
 export class HybridSerializer extends Serializers.Notepack {
   override serialize(obj: Packet, type: string): Buffer {
     if (withoutBytes(obj)) return jsonPacket(obj);
     const packet: Packet = { ...obj };
-    if (packet.data instanceof RawJson) {
-      packet.data = packet.data.bytes;
-      packet[RAW_DATA] = true;
-    }
     for (const field of BODIES) {
       if (field in packet && jsonSafe(packet[field])) {
         packet[field] = JSON.stringify(packet[field]);
@@ -96,12 +57,8 @@ export class HybridSerializer extends Serializers.Notepack {
   }
 
   override deserialize(buf: Buffer, type: string): Packet {
-    if (buf[0] === JSON_PACKET || buf[0] === JSON_THEN_RAW) return fromJsonPacket(buf);
+    if (buf[0] === JSON_PACKET) return JSON.parse(buf.toString("utf8", 1)) as Packet;
     const packet = super.deserialize(buf, type) as Packet;
-    if (packet[RAW_DATA] === true) {
-      packet.data = new RawJson(packet.data as Buffer);
-      delete packet[RAW_DATA];
-    }
     for (const field of BODIES) {
       if (packet[asJson(field)] === true) {
         packet[field] = JSON.parse(packet[field] as string);

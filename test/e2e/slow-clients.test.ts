@@ -17,8 +17,6 @@ import {
   type SlowOutcome,
 } from "../support/slow-clients";
 import { CONNECTION_CHECK_MS } from "../../services/gateway/http-bounds";
-import { acceptorSharing } from "../../services/gateway/acceptors";
-import { hookForcedOff } from "../support/hooks-off";
 
 const STALLED_UPLOADS = 200;
 /**
@@ -35,12 +33,10 @@ const UPLOADS_EACH = 5;
  */
 const LATE_MS = CONNECTION_CHECK_MS + 2500;
 /**
- * Where the gateway listens on one socket (not on Linux, or the http-acceptors hook forced off;
- * decision 0073), a connection may wait in the port's accept queue after the client sent its
- * first bytes and before Node sees the request: its bounds start then. How long, the test measures
- * (acceptWaits) and allows; where the gateway listens on many sockets it allows nothing.
+ * The gateway listens on one socket (decision 0073): a connection may wait in the port's accept queue
+ * after the client sent its first bytes and before Node sees the request, and its bounds start then.
+ * How long, the test measures (acceptWaits) and allows.
  */
-const oneSocket = acceptorSharing() === "none" || hookForcedOff("http-acceptors");
 /** How often a new connection measures the accept queue's wait. */
 const ACCEPT_PROBE_MS = 250;
 /** Clients reading a round meanwhile, and the pause each makes between two reads. */
@@ -134,12 +130,12 @@ describe("slow clients", () => {
       loopDelay.disable();
       const latest = (values: number[]) => Math.max(0, ...values);
       const longestWait = latest(waits);
-      const acceptQueueMs = oneSocket ? longestWait : 0;
+      const acceptQueueMs = longestWait;
       process.stdout.write(
         `slow clients: latest cut past its bound: upload ${latest(stalled.filter((o) => o.status === 408).map((o) => o.closedAt - o.lastSentAt)) - httpBodyIdleTimeoutMs} ms, ` +
           `JSON body ${latest(stalledBodies.map((o) => o.closedAt - o.lastSentAt)) - httpBodyIdleTimeoutMs} ms, ` +
           `headers ${latest(slow.map((o) => o.ms)) - httpHeadersTimeoutMs} ms; ` +
-          `a new connection answered within ${longestWait} ms (${waits.length} probes; ${oneSocket ? "one listening socket: allowed" : "many listening sockets: not allowed"}); ` +
+          `a new connection answered within ${longestWait} ms (${waits.length} probes, allowed); ` +
           `this process's event loop delay p99 ${(loopDelay.percentile(99) / 1e6).toFixed(0)} ms, max ${(loopDelay.max / 1e6).toFixed(0)} ms; ` +
           `heap ${(process.memoryUsage().heapUsed / 2 ** 20).toFixed(0)} MB\n`,
       );

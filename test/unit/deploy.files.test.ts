@@ -12,6 +12,7 @@ import { parse, parseAllDocuments } from "yaml";
 import { configSchema } from "../../shared/config";
 import { serviceNames } from "../../app/broker";
 import { DEPLOYED, heapBoundMb, PROCESS_KINDS, type ProcessKind } from "../support/deployed";
+import { SERVER_NODE_FLAGS } from "../support/processes";
 import { ALL_USERS, passwordEnvOf, SERVICE_USERS } from "../../shared/ops/nats-auth";
 import { MONGO_USERS, mongoPasswordEnvOf, redisPasswordEnvOf } from "../../shared/ops/store-users";
 import { DEPLOYED_GENERATED } from "../../shared/ops/deployed-files";
@@ -151,7 +152,14 @@ describe("deploy/Dockerfile", () => {
     expect(dockerfile.match(/^FROM /gm)?.length).toBe(2);
     expect(dockerfile).toMatch(/npm ci --omit=dev/);
     expect(dockerfile).toMatch(/^USER node$/m);
-    expect(dockerfile).toMatch(/CMD \["node", "dist\/bin\/start.js"\]/);
+    expect(dockerfile).toMatch(/CMD \["node", "--no-allocation-site-pretenuring", "dist\/bin\/start.js"\]/);
+  });
+
+  it("when read, then its command gives Node the flags that npm start and the tests' server processes give", () => {
+    const cmd = JSON.parse(/^CMD (\[.*\])$/m.exec(dockerfile)?.[1] ?? "[]") as string[];
+    expect(cmd).toEqual(["node", ...SERVER_NODE_FLAGS, "dist/bin/start.js"]);
+    const scripts = JSON.parse(read("package.json")).scripts;
+    for (const name of ["start", "serve"]) expect(scripts[name]).toBe(cmd.join(" "));
   });
 
   it("when read, then both stages build on the Node that CI runs the whole suite on (.ci/node24)", () => {

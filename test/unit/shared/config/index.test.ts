@@ -60,11 +60,6 @@ describe("loadConfig", () => {
     expect(isEmbedded(config)).toBe(false);
   });
 
-  it("when the compaction check interval is not set, then files are checked every minute; 0 turns it off", () => {
-    expect(loadConfig({}).storeCompactionIntervalSeconds).toBe(60);
-    expect(loadConfig({ STORE_COMPACTION_INTERVAL_SECONDS: "0" }).storeCompactionIntervalSeconds).toBe(0);
-  });
-
   it("when a setting that became a constant is still given, then the start names it as no longer read and what holds now", () => {
     expect(retiredSettingsIn({ NOTIFIER_JOB_RETENTION_HOURS: "2000", OUTBOX_RETENTION_HOURS: "" })).toEqual([
       "NOTIFIER_JOB_RETENTION_HOURS is no longer read: an ended job is kept 30 days (services/notifier/retention.ts)",

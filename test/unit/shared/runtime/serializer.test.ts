@@ -1,5 +1,4 @@
 import { HybridSerializer } from "../../../../shared/runtime/serializer";
-import { RawJson } from "../../../../shared/runtime/raw-json";
 
 import { Serializers, ServiceBroker } from "moleculer";
 
@@ -71,39 +70,5 @@ describe("HybridSerializer", () => {
     const packet = { params, meta: {} };
     serializer.serialize(packet, "REQ");
     expect(packet.params).toBe(params);
-  });
-});
-
-describe("HybridSerializer and RawJson", () => {
-  it("when an answer comes in parts, then they arrive as the one answer they make, in order", () => {
-    const head = Buffer.from('{"id":"r1","seconds_to_end":');
-    const packet = { id: "c2", success: true, data: new RawJson(head, Buffer.from("42}")), meta: {} };
-    const out = roundTrip(packet, "RES");
-    expect(out.data).toBeInstanceOf(RawJson);
-    expect((out.data as RawJson).parts).toHaveLength(1);
-    expect((out.data as RawJson).toJSON()).toEqual({ id: "r1", seconds_to_end: 42 });
-  });
-
-  it("when an answer is already JSON bytes, then they travel as bytes and arrive as a RawJson", () => {
-    const bytes = Buffer.from(JSON.stringify({ id: "r1", name: "Раунд", list: [1, 2] }));
-    const packet = { id: "c1", success: true, data: new RawJson(bytes), meta: {} };
-    const out = roundTrip(packet, "RES");
-    expect(out.data).toBeInstanceOf(RawJson);
-    expect((out.data as RawJson).bytes.equals(bytes)).toBe(true);
-    expect(out).not.toHaveProperty("data$raw");
-    expect(out).toMatchObject({ id: "c1", success: true, meta: {} });
-    expect(packet.data).toBeInstanceOf(RawJson);
-    // The answer's bytes follow the rest of the packet as they are, not re-encoded.
-    expect(
-      serializer
-        .serialize({ ...packet }, "RES")
-        .subarray(-bytes.length)
-        .equals(bytes),
-    ).toBe(true);
-  });
-
-  it("when something else meets a RawJson (another serializer, a cacher), then it sees the value itself", () => {
-    const raw = new RawJson(Buffer.from('{"a":[1,"b"]}'));
-    expect(JSON.parse(JSON.stringify({ data: raw }))).toEqual({ data: { a: [1, "b"] } });
   });
 });

@@ -1,5 +1,9 @@
 import fc from "fast-check";
-import { SAME_FOR_ALL_MAX_EXCEPTIONS, RoundJson, seesAlike } from "../../../../services/rounds/round-json";
+import {
+  SAME_FOR_ALL_MAX_EXCEPTIONS,
+  RoundAnswers,
+  seesAlike,
+} from "../../../../services/rounds/round-answers";
 import { renderRound } from "../../../../services/rounds/round-view";
 import { secondsLeft } from "../../../../shared/format";
 import {
@@ -15,17 +19,16 @@ import {
   STRANGER,
 } from "../../support/fixtures";
 
-const parse = (parts: Buffer[]): unknown => JSON.parse(Buffer.concat(parts).toString("utf8"));
 const at = (ms: number) => new Date(NOW.getTime() + ms);
 
-describe("RoundJson", () => {
-  it("when any caller reads at any instant, then the bytes are exactly what renderRound gives", () => {
+describe("RoundAnswers", () => {
+  it("when any caller reads at any instant, then the answer is exactly what renderRound gives", () => {
     const snap = makeSnapshot({
       members: membersOf(ALICE, BOB),
       members_count: 2,
       favorites: { [BOB]: true },
     });
-    const json = new RoundJson();
+    const json = new RoundAnswers();
     fc.assert(
       fc.property(
         fc.constantFrom(OWNER, ALICE, BOB, STRANGER, "someone-else"),
@@ -33,29 +36,31 @@ describe("RoundJson", () => {
         fc.integer({ min: -5_000, max: 2 * 3600_000 }),
         (caller, offset) => {
           const now = at(offset);
-          expect(parse(json.render(snap, caller, now).parts)).toEqual(renderRound(snap, caller, now));
+          expect(json.render(snap, caller, now).round).toEqual(renderRound(snap, caller, now));
         },
       ),
       { numRuns: 500, seed: 20260101 },
     );
   });
 
-  it("when strangers read one after another, then the round is encoded once and only the seconds move", () => {
+  it("when strangers read one after another, then the round is rendered once and only the seconds move", () => {
     const snap = makeSnapshot();
-    const json = new RoundJson();
-    const a = json.render(snap, STRANGER, NOW).parts;
-    const b = json.render(snap, "another-stranger", at(1_500)).parts;
-    expect(parse(a)).toMatchObject({ seconds_to_end: 3600 });
-    expect(parse(b)).toMatchObject({ seconds_to_end: 3598 });
-    expect(parse(b)).toEqual(renderRound(snap, "another-stranger", at(1_500)));
+    const json = new RoundAnswers();
+    const a = json.render(snap, STRANGER, NOW).round;
+    const b = json.render(snap, "another-stranger", at(1_500)).round;
+    expect(a).toMatchObject({ seconds_to_end: 3600 });
+    expect(b).toMatchObject({ seconds_to_end: 3598 });
+    expect(b).toEqual(renderRound(snap, "another-stranger", at(1_500)));
+    // The rest is the one rendered for the first stranger, not rendered again.
+    expect(b.item).toBe(a.item);
   });
 
   it("when the end time passes, then the shared answer is built again with the round ended", () => {
     const snap = makeSnapshot();
-    const json = new RoundJson();
-    expect(parse(json.render(snap, STRANGER, NOW).parts)).toMatchObject({ status: "open", is_ended: false });
+    const json = new RoundAnswers();
+    expect(json.render(snap, STRANGER, NOW).round).toMatchObject({ status: "open", is_ended: false });
     const after = new Date(IN_AN_HOUR.getTime() + 1);
-    expect(parse(json.render(snap, STRANGER, after).parts)).toMatchObject({
+    expect(json.render(snap, STRANGER, after).round).toMatchObject({
       status: "ended",
       is_ended: true,
       seconds_to_end: 0,
@@ -63,32 +68,32 @@ describe("RoundJson", () => {
   });
 
   it("when the answer is read, then it says until when it holds: the next tick of seconds_to_end, or never", () => {
-    const json = new RoundJson();
+    const json = new RoundAnswers();
     expect(json.render(makeSnapshot(), STRANGER, at(250)).freshUntil).toBe(at(1_000).getTime());
     expect(json.render(makeSnapshot({ end_time: null }), STRANGER, NOW).freshUntil).toBeNull();
     expect(json.render(makeSnapshot({ is_ended: true }), STRANGER, NOW).freshUntil).toBeNull();
   });
 
   it("when two snapshots of one round differ (a join), then each gets its own answer", () => {
-    const json = new RoundJson();
+    const json = new RoundAnswers();
     const before = makeSnapshot({ members: membersOf(ALICE), members_count: 1, rev: 1 });
     const after = makeSnapshot({ members: membersOf(ALICE, BOB), members_count: 2, rev: 2 });
-    expect(parse(json.render(before, STRANGER, NOW).parts)).toMatchObject({ members_count: 1 });
-    expect(parse(json.render(after, STRANGER, NOW).parts)).toMatchObject({ members_count: 2 });
+    expect(json.render(before, STRANGER, NOW).round).toMatchObject({ members_count: 1 });
+    expect(json.render(after, STRANGER, NOW).round).toMatchObject({ members_count: 2 });
   });
 });
 
-describe("RoundJson: an answer for every caller but some", () => {
+describe("RoundAnswers: an answer for every caller but some", () => {
   it("when a stranger reads, then the answer says who else sees it otherwise: owner, members, favouriters", () => {
     const snap = makeSnapshot({ members: membersOf(ALICE), members_count: 1, favorites: { [BOB]: true } });
-    const rendered = new RoundJson().render(snap, STRANGER, NOW);
+    const rendered = new RoundAnswers().render(snap, STRANGER, NOW);
     expect(new Set(rendered.sameForAllBut)).toEqual(new Set([OWNER, ALICE, BOB]));
   });
 
   it("when the owner, a member or a favouriter reads, then the answer is theirs alone", () => {
     const snap = makeSnapshot({ members: membersOf(ALICE), members_count: 1, favorites: { [BOB]: true } });
     for (const caller of [OWNER, ALICE, BOB]) {
-      expect(new RoundJson().render(snap, caller, NOW).sameForAllBut).toBeUndefined();
+      expect(new RoundAnswers().render(snap, caller, NOW).sameForAllBut).toBeUndefined();
     }
   });
 
@@ -96,26 +101,25 @@ describe("RoundJson: an answer for every caller but some", () => {
     const many = Object.fromEntries(
       Array.from({ length: SAME_FOR_ALL_MAX_EXCEPTIONS }, (_, i) => [`fan-${i}`, true as const]),
     );
-    const rendered = new RoundJson().render(makeSnapshot({ favorites: many }), STRANGER, NOW);
+    const rendered = new RoundAnswers().render(makeSnapshot({ favorites: many }), STRANGER, NOW);
     expect(rendered.sameForAllBut).toBeUndefined();
-    expect(parse(rendered.parts)).toMatchObject({ in_favorites: false });
+    expect(rendered.round).toMatchObject({ in_favorites: false });
   });
 });
 
-describe("RoundJson: an answer the gateway keeps and counts down", () => {
-  it("when its head is completed with secondsLeft at any later instant before `until`, then it is that instant's render", () => {
+describe("RoundAnswers: an answer the gateway keeps and counts down", () => {
+  it("when the rest is completed with secondsLeft at any later instant before `until`, then it is that instant's render", () => {
     const snap = makeSnapshot({ members: membersOf(ALICE), members_count: 1 });
     fc.assert(
       fc.property(
         fc.integer({ min: -5_000, max: 2 * 3600_000 }),
         fc.integer({ min: 0, max: 2 * 3600_000 }),
         (renderedAt, later) => {
-          const rendered = new RoundJson().render(snap, STRANGER, at(renderedAt));
+          const rendered = new RoundAnswers().render(snap, STRANGER, at(renderedAt));
           const { to, until } = rendered.countdown!;
           const t = NOW.getTime() + renderedAt + later;
           if (until !== null && t >= until) return;
-          const head = Buffer.concat(rendered.parts.slice(0, -1)).toString("utf8");
-          const kept = JSON.parse(`${head}${secondsLeft(to, t)}}`);
+          const kept = { ...rendered.round, seconds_to_end: secondsLeft(to, t) };
           expect(kept).toEqual(renderRound(snap, "another-stranger", new Date(t)));
         },
       ),
@@ -124,7 +128,7 @@ describe("RoundJson: an answer the gateway keeps and counts down", () => {
   });
 
   it("when the round has no end time, or is read by an insider, then nothing counts down", () => {
-    const json = new RoundJson();
+    const json = new RoundAnswers();
     expect(json.render(makeSnapshot({ end_time: null }), STRANGER, NOW).countdown).toBeUndefined();
     expect(json.render(makeSnapshot(), OWNER, NOW).countdown).toBeUndefined();
   });
@@ -140,7 +144,7 @@ describe("seesAlike", () => {
   });
 });
 
-describe("RoundJson: an event round's meeting link and password", () => {
+describe("RoundAnswers: an event round's meeting link and password", () => {
   const MANAGER = "manager";
   const store = { id: 7, name: "Sound Shop", logo_url: null, is_blogger: false, currency: "RUB" };
   const withMeeting = makeItem({
@@ -153,34 +157,34 @@ describe("RoundJson: an event round's meeting link and password", () => {
     makeSnapshot({ is_event: true, members: membersOf(ALICE), members_count: 1 }, profiles, item);
 
   it("when an outsider reads first, then the shared answer carries null and the managers are among its exceptions", () => {
-    const json = new RoundJson();
+    const json = new RoundAnswers();
     const snap = snapOf();
     const shared = json.render(snap, STRANGER, NOW);
-    expect(parse(shared.parts)).toMatchObject({ item: { meeting_link: null, meeting_password: null } });
+    expect(shared.round).toMatchObject({ item: { meeting_link: null, meeting_password: null } });
     expect(new Set(shared.sameForAllBut)).toEqual(new Set([OWNER, ALICE, MANAGER]));
     // The insiders are rendered their own way, after the shared answer exists: they see the meeting.
     for (const insider of [OWNER, ALICE, MANAGER]) {
       const own = json.render(snap, insider, NOW);
       expect(own.sameForAllBut).toBeUndefined();
-      expect(parse(own.parts)).toMatchObject({
+      expect(own.round).toMatchObject({
         item: { meeting_link: "https://meet.example.com/jazz", meeting_password: "pw" },
       });
     }
     // And the shared answer did not take theirs.
-    expect(parse(json.render(snap, "another", NOW).parts)).toMatchObject({ item: { meeting_link: null } });
+    expect(json.render(snap, "another", NOW).round).toMatchObject({ item: { meeting_link: null } });
   });
 
   it("when a manager reads first, then the answer is theirs alone and a later outsider gets null", () => {
-    const json = new RoundJson();
+    const json = new RoundAnswers();
     const snap = snapOf();
-    expect(parse(json.render(snap, MANAGER, NOW).parts)).toMatchObject({ item: { meeting_password: "pw" } });
-    expect(parse(json.render(snap, STRANGER, NOW).parts)).toMatchObject({ item: { meeting_password: null } });
+    expect(json.render(snap, MANAGER, NOW).round).toMatchObject({ item: { meeting_password: "pw" } });
+    expect(json.render(snap, STRANGER, NOW).round).toMatchObject({ item: { meeting_password: null } });
   });
 
   it("when the item has no meeting, then the managers see the round as everyone does", () => {
     const plain = makeItem({ store: { ...store, manager_ids: [MANAGER] } });
     const snap = snapOf(plain);
     expect(seesAlike(snap, MANAGER)).toBe(true);
-    expect(new RoundJson().render(snap, STRANGER, NOW).sameForAllBut).not.toContain(MANAGER);
+    expect(new RoundAnswers().render(snap, STRANGER, NOW).sameForAllBut).not.toContain(MANAGER);
   });
 });
