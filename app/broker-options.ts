@@ -111,11 +111,12 @@ export function brokerOptions(config: Config): BrokerOptions {
               prefix: `${config.namespace || "rounds"}-cache`,
             },
           },
-    // Hybrid (the default, shared/runtime/serializer): a packet without bytes travels as JSON text (V8's
-    // JSON is faster than Notepack's msgpack in JavaScript), one with bytes (a picture's chunks streamed
-    // from the gateway to the stores service) as Notepack, which keeps them bytes where JSON would
-    // inflate each chunk into an array of numbers. SERIALIZER can pick Moleculer's own Notepack or JSON.
-    serializer: config.serializer === "Hybrid" ? new HybridSerializer() : config.serializer,
+    // Hybrid (shared/runtime/serializer): a packet without bytes travels as JSON text (V8's JSON is
+    // faster than Notepack's msgpack in JavaScript), one with bytes (a picture's chunks streamed from the
+    // gateway to the stores service) as Notepack, which keeps them bytes where JSON would inflate each
+    // chunk into an array of numbers. Not a setting: every node must speak the same one, and no other
+    // serves both kinds of packet as well.
+    serializer: new HybridSerializer(),
     validator: new AjvValidator(),
     logger: {
       type: "Console",

@@ -157,12 +157,6 @@ export const configSchema = {
   cacher: entry("CACHER", "Memory", "Memory, or redis://host:port", str),
   redisUser: entry("REDIS_USER", "", "This process's Redis user (empty: default)", str),
   redisPassword: entry("REDIS_PASSWORD", "", "Password of REDIS_USER (a Secret)", str),
-  serializer: entry(
-    "SERIALIZER",
-    "Hybrid",
-    "Hybrid, Notepack or JSON (same everywhere)",
-    oneOf("Hybrid", "Notepack", "JSON"),
-  ),
   cacheTtlSeconds: entry("CACHE_TTL", "60", "Seconds a cached read lives", int(1)),
   logLevel: entry(
     "LOG_LEVEL",
@@ -359,6 +353,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
  * at start that it is ignored.
  */
 const NOW_CONSTANTS: Readonly<Record<string, string>> = {
+  SERIALIZER: "every node speaks the Hybrid serializer (shared/runtime/serializer.ts)",
   FCM_INSECURE_TLS: "an https:// FCM_ENDPOINT is always checked; a local fake is given as http://",
   PUSH_MAX_RETRIES: "a token is retried 3 times (services/notifier/deliver.ts)",
   PUSH_RETRY_BASE_MS: "retries wait about 0.5, 1 and 2 s (services/notifier/deliver.ts)",
