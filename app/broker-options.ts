@@ -8,7 +8,6 @@ import type { BrokerOptions, Middleware } from "moleculer";
 import { Middleware as ChannelsMiddleware } from "@moleculer/channels";
 import { isNats, type Config } from "../shared/config";
 import { ErrorType } from "../shared/errors";
-import { LivenessMiddleware } from "../shared/runtime/liveness";
 import { MetricsMiddleware } from "../shared/runtime/metrics";
 import { RequestLogMiddleware } from "../shared/runtime/request-log";
 import { HybridSerializer } from "../shared/runtime/serializer";
@@ -16,6 +15,7 @@ import { AjvValidator } from "../shared/validation";
 import { tracingOptions } from "../shared/tracing";
 import { redisClientOptions } from "../shared/runtime/redis-options";
 import { natsConnectionOptions } from "../shared/runtime/nats-options";
+import { ReconnectingNatsTransporter } from "../shared/runtime/nats-transporter";
 
 /**
  * Durable messaging rides on NATS JetStream when the transporter is NATS: the notifier's jobs, and the
@@ -89,16 +89,14 @@ export function brokerOptions(config: Config): BrokerOptions {
     middlewares: [
       RequestLogMiddleware(),
       ...channelsMiddleware(config),
-      // Over NATS: calls to a process that died or restarted are retried at once (shared/runtime/liveness).
-      // It announces `liveProbe` in the node's metadata when active (INTERNALS_HOOKS_OFF may turn it off).
-      ...(isNats(config) ? [LivenessMiddleware({}, { off: config.internalsHooksOff })] : []),
       // The project's own metrics beside Moleculer's (shared/runtime/metric-names), with METRICS_PORT.
       MetricsMiddleware(),
     ],
     metadata: {},
     namespace: config.namespace,
     nodeID: nodeIdOf(config),
-    transporter: isNats(config) ? { type: "NATS", options: natsConnectionOptions(config) } : undefined,
+    // Moleculer's NATS transporter, told of nats.js 2.x reconnects (shared/runtime/nats-transporter).
+    transporter: isNats(config) ? new ReconnectingNatsTransporter({ ...natsConnectionOptions(config) }) : undefined,
     cacher:
       config.cacher === "Memory"
         ? { type: "Memory", options: { ttl: config.cacheTtlSeconds } }

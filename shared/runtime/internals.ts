@@ -18,7 +18,6 @@ import path from "node:path";
 export const HOOK_NAMES = [
   "nats-batching",
   "nats-abandoned-dials",
-  "liveness",
   "nedb-index-update",
   "nedb-group-commit",
   "nedb-read-by-id",

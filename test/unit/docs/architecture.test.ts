@@ -7,7 +7,6 @@ import path from "node:path";
 import { HOOK_NAMES, type InternalsHook } from "../../../shared/runtime/internals";
 import { natsBatchingHook } from "../../../shared/runtime/nats-batching";
 import { natsAbandonedDialsHook } from "../../../shared/runtime/nats-abandoned-dials";
-import { LIVENESS_VERSIONS, NATS_VERSIONS } from "../../../shared/runtime/liveness";
 import {
   nedbGroupCommitHook,
   nedbIndexUpdateHook,
@@ -132,8 +131,6 @@ describe("docs/architecture.md's hooks table", () => {
   ] as Array<InternalsHook<never>>;
   /** What the table must state for each hook: the code's own library and range. */
   const declared = new Map<string, string>(hooks.map((h) => [h.name, `\`${h.library} ${h.versions}\``]));
-  // The liveness hook is made inside its middleware: its ranges are exported beside it.
-  declared.set("liveness", `\`moleculer ${LIVENESS_VERSIONS}\`, \`nats ${NATS_VERSIONS}\``);
   const rows = hookRows(doc);
 
   it("when every hook of the code is listed here, then this test knows each one's declared range", () => {

@@ -145,17 +145,18 @@ describe("INTERNALS_HOOKS_OFF", () => {
   });
 
   it("when it names hooks or all, then those are forced off", () => {
-    expect(loadConfig({ INTERNALS_HOOKS_OFF: "nats-batching, liveness" }).internalsHooksOff).toEqual([
-      "nats-batching",
-      "liveness",
-    ]);
+    expect(
+      loadConfig({ INTERNALS_HOOKS_OFF: "nats-batching, nats-abandoned-dials" }).internalsHooksOff,
+    ).toEqual(["nats-batching", "nats-abandoned-dials"]);
     expect(loadSetting("internalsHooksOff", { INTERNALS_HOOKS_OFF: "all" })).toEqual(["all"]);
   });
 
   it("when it names a hook that does not exist, then start-up fails naming it and the known ones", () => {
-    expect(() => loadConfig({ INTERNALS_HOOKS_OFF: "liveness,nats-batchin" })).toThrow(ConfigError);
+    expect(() => loadConfig({ INTERNALS_HOOKS_OFF: "nats-abandoned-dials,nats-batchin" })).toThrow(
+      ConfigError,
+    );
     expect(() => loadConfig({ INTERNALS_HOOKS_OFF: "nats-batchin" })).toThrow(
-      /names among nats-batching, nats-abandoned-dials, liveness, .* got "nats-batchin"/,
+      /names among nats-batching, nats-abandoned-dials, .* got "nats-batchin"/,
     );
   });
 });
