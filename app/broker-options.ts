@@ -16,6 +16,7 @@ import { tracingOptions } from "../shared/tracing";
 import { redisClientOptions } from "../shared/runtime/redis-options";
 import { natsConnectionOptions } from "../shared/runtime/nats-options";
 import { ReconnectingNatsTransporter } from "../shared/runtime/nats-transporter";
+import { CallsAcrossLossMiddleware } from "../shared/runtime/nats-calls-across-loss";
 
 /**
  * Durable messaging rides on NATS JetStream when the transporter is NATS: the notifier's jobs, and the
@@ -85,18 +86,24 @@ export function nodeIdOf(config: Pick<Config, "nodeId" | "services">): string | 
 }
 
 export function brokerOptions(config: Config): BrokerOptions {
+  // Moleculer's NATS transporter, told of nats.js 2.x reconnects (shared/runtime/nats-transporter).
+  const transporter = isNats(config)
+    ? new ReconnectingNatsTransporter({ ...natsConnectionOptions(config) })
+    : undefined;
   return {
     middlewares: [
       RequestLogMiddleware(),
       ...channelsMiddleware(config),
+      // Over NATS: a call whose request or answer a reconnect lost is rejected (retryable), not left to
+      // its timeout (shared/runtime/nats-calls-across-loss).
+      ...(transporter ? [CallsAcrossLossMiddleware(transporter)] : []),
       // The project's own metrics beside Moleculer's (shared/runtime/metric-names), with METRICS_PORT.
       MetricsMiddleware(),
     ],
     metadata: {},
     namespace: config.namespace,
     nodeID: nodeIdOf(config),
-    // Moleculer's NATS transporter, told of nats.js 2.x reconnects (shared/runtime/nats-transporter).
-    transporter: isNats(config) ? new ReconnectingNatsTransporter({ ...natsConnectionOptions(config) }) : undefined,
+    transporter,
     cacher:
       config.cacher === "Memory"
         ? { type: "Memory", options: { ttl: config.cacheTtlSeconds } }

@@ -57,13 +57,18 @@ export class ReconnectingNatsTransporter extends Transporters.NATS {
   private readonly waiters = new Set<Waiter>();
   private peerTimer: NodeJS.Timeout | null = null;
   private watching = false;
+  private readonly lossListeners: (() => void)[] = [];
 
   constructor(opts: Record<string, unknown>, reconnect: Partial<ReconnectOptions> = {}) {
     super(opts);
     this.reconnect = { ...defaults, ...reconnect };
   }
 
-  override init(transit: Transit, messageHandler: (cmd: string, msg: string) => void, afterConnect: (r: boolean) => void) {
+  override init(
+    transit: Transit,
+    messageHandler: (cmd: string, msg: string) => void,
+    afterConnect: (r: boolean) => void,
+  ) {
     super.init(transit, messageHandler, afterConnect);
     // An INFO from a node: it listens again (Moleculer's documented local events).
     const heard = ({ node }: { node: { id: string } }) => {
@@ -112,13 +117,16 @@ export class ReconnectingNatsTransporter extends Transporters.NATS {
     if (this.peerTimer) clearTimeout(this.peerTimer);
     this.peerTimer = null;
     for (const id of this.known) this.awaited.add(id);
+    for (const listener of this.lossListeners) listener();
     this.logger.warn("NATS client is disconnected: calls, answers and events are held until it is back.");
   }
 
   private back(): void {
     if (!this.down) return;
     this.down = false;
-    this.logger.info(`NATS client is reconnected: ${this.waiters.size} held packet(s) go out as their nodes announce themselves.`);
+    this.logger.info(
+      `NATS client is reconnected: ${this.waiters.size} held packet(s) go out as their nodes announce themselves.`,
+    );
     this.peerTimer = setTimeout(() => {
       this.peerTimer = null;
       this.awaited.clear();
@@ -142,13 +150,40 @@ export class ReconnectingNatsTransporter extends Transporters.NATS {
 
   /** Resolves true once `packet` may go out, false once it has waited longer than anyone waits for it. */
   private hold(packet: Packet): Promise<boolean> {
+    const target = typeof packet.target === "string" ? packet.target : null;
+    return this.wait(target).then((released) => {
+      if (!released) {
+        this.logger.warn(
+          `A ${packet.type} packet held across a NATS reconnect was dropped: no one waits for it now.`,
+        );
+      }
+      return released;
+    });
+  }
+
+  /**
+   * Resolves once this node is connected and `nodeID` has announced itself since (or its time to do so
+   * is up, or it left the registry): what is sent to it from then on reaches it. At once when nothing is
+   * awaited.
+   */
+  whenReachable(nodeID: string): Promise<void> {
+    if (!this.down && !this.awaited.has(nodeID)) return Promise.resolve();
+    return this.wait(nodeID).then(() => undefined);
+  }
+
+  /** Calls `listener` each time the connection is lost (before anything is held). */
+  onLoss(listener: () => void): void {
+    this.lossListeners.push(listener);
+  }
+
+  /** Resolves true once released, false after the broker's request timeout. */
+  private wait(target: string | null): Promise<boolean> {
     return new Promise((resolve) => {
       const waiter: Waiter = {
-        target: typeof packet.target === "string" ? packet.target : null,
+        target,
         release: () => resolve(true),
         timer: setTimeout(() => {
           this.waiters.delete(waiter);
-          this.logger.warn(`A ${packet.type} packet held across a NATS reconnect was dropped: no one waits for it now.`);
           resolve(false);
         }, this.broker.options.requestTimeout || 10_000),
       };

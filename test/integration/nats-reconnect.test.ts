@@ -4,7 +4,8 @@
  * reconnect: the first test proves it still does with the installed versions; the day it fails, Moleculer
  * handles the reconnect itself and the subclass can go (docs/decisions/0042-nats-outage.md).
  */
-import { ServiceBroker, Transporters, type Context, type Transporter } from "moleculer";
+import { Errors, ServiceBroker, Transporters, type Context, type Transporter } from "moleculer";
+import { CallsAcrossLossMiddleware } from "../../shared/runtime/nats-calls-across-loss";
 import { ReconnectingNatsTransporter } from "../../shared/runtime/nats-transporter";
 import { requireBinary, startNatsServer, type RunningBroker } from "../support/brokers";
 
@@ -12,19 +13,30 @@ const run = requireBinary("nats-server");
 const maybe = run ? describe : describe.skip;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** A broker whose `$transporter.connected` events once started are listed, with an `echo` service or none. */
+/**
+ * A broker whose `$transporter.connected` events once started are listed, with an `echo` service (`say`
+ * answers at once, `slowly` after 6 s) or none; with the subclass, with the middleware for calls in
+ * flight at a loss.
+ */
 function brokerWith(nodeID: string, transporter: Transporter, echo: boolean) {
   const connected: boolean[] = [];
   const broker = new ServiceBroker({
     nodeID,
     transporter,
+    middlewares:
+      transporter instanceof ReconnectingNatsTransporter ? [CallsAcrossLossMiddleware(transporter)] : [],
     logger: false,
     heartbeatInterval: 1,
     heartbeatTimeout: 2,
   });
   broker.createService({
     name: echo ? "echo" : `watch-${nodeID}`,
-    actions: echo ? { say: (ctx: Context<{ word: string }>) => ctx.params.word } : {},
+    actions: echo
+      ? {
+          say: (ctx: Context<{ word: string }>) => ctx.params.word,
+          slowly: () => sleep(6000).then(() => "late"),
+        }
+      : {},
     events: {
       "$transporter.connected"(ctx: Context<{ wasReconnect: boolean }>) {
         connected.push(ctx.params.wasReconnect);
@@ -82,5 +94,25 @@ maybe("a NATS server restarted under Moleculer's transporter", () => {
     await expect(
       caller.broker.call("echo.say", { word: "after" }, { timeout: 2000, retries: 0 }),
     ).resolves.toBe("after");
+  }, 30_000);
+
+  it("when the connection drops while a call is in flight, then the call is rejected as retryable a second after its callee is back, not left to its timeout", async () => {
+    const { caller } = await pair(
+      () => new ReconnectingNatsTransporter({ servers: [`127.0.0.1:${server.port}`] }),
+    );
+    const sentAt = Date.now();
+    const answer = caller.broker
+      .call("echo.slowly", {}, { timeout: 20_000, retries: 0 })
+      .then(
+        () => null,
+        (err: Error) => err,
+      );
+    await sleep(200);
+    await server.restart(1000);
+    const err = await answer;
+    expect(err).toBeInstanceOf(Errors.RequestRejectedError);
+    expect((err as Errors.MoleculerError).retryable).toBe(true);
+    // Back within nats.js's reconnect wait (2 s) and a second more: well before the answer (6 s).
+    expect(Date.now() - sentAt).toBeLessThan(5500);
   }, 30_000);
 });
