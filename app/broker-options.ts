@@ -17,6 +17,8 @@ import { redisClientOptions } from "../shared/runtime/redis-options";
 import { natsConnectionOptions } from "../shared/runtime/nats-options";
 import { ReconnectingNatsTransporter } from "../shared/runtime/nats-transporter";
 import { CallsAcrossLossMiddleware } from "../shared/runtime/nats-calls-across-loss";
+import { MAX_DELIVERIES } from "../services/notifier/delivery-bounds";
+import { OUTBOX_RETENTION_MS } from "../shared/outbox/expiry";
 
 /**
  * Durable messaging rides on NATS JetStream when the transporter is NATS: the notifier's jobs, and the
@@ -36,14 +38,14 @@ function channelsMiddleware(config: Config): Middleware[] {
             // A job must finish (and be acknowledged) within this, or JetStream hands it out again; a
             // notifier that died mid-job is thus replaced after at most this long.
             consumerOptions: { config: { ack_wait: config.notifierAckWaitSeconds * 1e9 } },
-            // Every stream (facts, jobs, dead letters) keeps a message OUTBOX_RETENTION_HOURS, as long as a
+            // Every stream (facts, jobs, dead letters) keeps a message OUTBOX_RETENTION_MS, as long as a
             // fact may wait in its outbox: with the default "limits" retention a stream otherwise keeps
             // every message, acknowledged or not, for ever (docs/decisions/0041-durable-facts.md).
-            streamConfig: { max_age: streamMaxAgeNanos(config) },
+            streamConfig: { max_age: STREAM_MAX_AGE_NANOS },
           },
           maxInFlight: 2,
           // One more than the notifier's own bound, so the attempt that marks the job failed is delivered.
-          maxRetries: config.notifierMaxDeliveries + 1,
+          maxRetries: MAX_DELIVERIES + 1,
           deadLettering: { enabled: true, queueName: "DEAD_LETTER" },
         },
       },
@@ -54,14 +56,13 @@ function channelsMiddleware(config: Config): Middleware[] {
 }
 
 /** JetStream's `max_age` (nanoseconds) of the streams the channels middleware creates. */
-export const streamMaxAgeNanos = (config: Pick<Config, "outboxRetentionHours">): number =>
-  config.outboxRetentionHours * 3600 * 1e9;
+export const STREAM_MAX_AGE_NANOS = OUTBOX_RETENTION_MS * 1e6;
 
 /**
- * Failures that are not the node's own: a call rejected or held across a NATS outage (the transport),
- * a store that cannot be written (shared by every node of the service).
+ * Failures that are not the node's own: a call rejected across a NATS outage (the transport), a store
+ * that cannot be written (shared by every node of the service).
  */
-const NOT_THE_NODE = new Set<string>(["REQUEST_REJECTED", "NATS_UNAVAILABLE", ErrorType.STORE_WRITE_FAILED]);
+const NOT_THE_NODE = new Set<string>(["REQUEST_REJECTED", ErrorType.STORE_WRITE_FAILED]);
 
 /** Whether a failed call counts against its node's circuit breaker: a server-side error of the node's own. */
 export function countsAgainstNode(err: unknown): boolean {
@@ -145,9 +146,8 @@ export function brokerOptions(config: Config): BrokerOptions {
     // the default second makes every start-up wait a second for nothing.
     dependencyInterval: 100,
     // NATS does not tell the other nodes when a process dies (kill -9, a lost host): they learn it from
-    // missing heartbeats, and until then keep routing calls to it (over NATS the liveness middleware
-    // probes such a call's callee and retries the call elsewhere, instead of letting it wait
-    // REQUEST_TIMEOUT_MS). Moleculer beats every 0.5–1.5 s with these settings and checks every
+    // missing heartbeats, and until then keep routing calls to it; once it is dropped, Moleculer rejects
+    // its pending calls as retryable and they go to another instance. Moleculer beats every 0.5–1.5 s with these settings and checks every
     // `heartbeatTimeout` seconds for a node silent longer than that (whole seconds), so a dead node is out
     // of rotation after 3–5 s. A beat is one small message per node per second; two silent seconds is
     // well above the event-loop pauses measured under load here.

@@ -59,7 +59,7 @@ export interface Baseline {
 export async function startBaseline(server: "bare" | "moleculer-web" = "bare"): Promise<Baseline> {
   const script = server === "bare" ? "baseline-server.ts" : "floor-server.ts";
   const child: ChildProcess = fork(path.join(__dirname, script), [], {
-    execArgv: ["-r", "ts-node/register/transpile-only"],
+    execArgv: ["--require", "tsx/cjs"],
     stdio: ["ignore", "inherit", "inherit", "ipc"],
   });
   // One request to the child at a time: each message it sends answers the one before.

@@ -1,5 +1,5 @@
 /**
- * `node -r ts-node/register/transpile-only bench/cpu-ab.ts --reps 5 --rounds 3 --seconds 5 --request round
+ * `npx tsx bench/cpu-ab.ts --reps 5 --rounds 3 --seconds 5 --request round
  * <build>[:NAME=value…] <build>[:NAME=value…] …`: the CPU an embedded server spends per request, for
  * builds (a checkout with `dist/` built, e.g. a git worktree of another commit) or settings side by side.
  *

@@ -6,7 +6,7 @@ import path from "node:path";
 
 // Ports and private brokers come from the test harness, so the bench and the tests start them alike.
 // Building, a clean environment and memory readings too.
-import { bin, childEnv, root } from "../test/support/processes";
+import { bin, childEnv, root, SERVER_NODE_FLAGS } from "../test/support/processes";
 import { BENCH_LIMITS } from "./limits";
 export { freePort } from "../test/support/brokers";
 export { bin, buildDist as build, memoryOf, peakGrowthFrom, root } from "../test/support/processes";
@@ -17,7 +17,7 @@ export function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
 
 /** `nodeArgs` go to node itself (e.g. --cpu-prof), before the script. */
 export function startNode(env: Record<string, string>, nodeArgs: string[] = []): ChildProcess {
-  const child = spawn(process.execPath, [...nodeArgs, bin("start")], {
+  const child = spawn(process.execPath, [...SERVER_NODE_FLAGS, ...nodeArgs, bin("start")], {
     cwd: root,
     env: cleanEnv(env),
     stdio: ["ignore", "pipe", "inherit"],

@@ -1,5 +1,5 @@
 /**
- * `node -r ts-node/register/transpile-only bench/process-cpu.ts --case 1 --process gateway
+ * `npx tsx bench/process-cpu.ts --case 1 --process gateway
  * --passes 5 --options "--max-old-space-size=192 --max-semi-space-size=16" --options none …`:
  * the CPU time one process spends per request of a case (distributed, embedded stores), for each set
  * of Node options given to that process, on a fresh cluster each, the sets alternating pass after pass.

@@ -1,6 +1,6 @@
 /**
  * `npm run docs:decisions`: rewrites docs/decisions/README.md, the index of the decisions, from the files
- * themselves (number, title, status, kind, date). test/unit/bin/decisions-index.test.ts checks that the
+ * themselves (number, title, kind, date). test/unit/bin/decisions-index.test.ts checks that the
  * committed index is what this renders, so it cannot drift from the files.
  */
 import fs from "node:fs";
@@ -13,9 +13,6 @@ export interface Decision {
   file: string;
   title: string;
   date: string;
-  /** "accepted", or "merged into NNNN" / "superseded by NNNN" with the successor's number. */
-  status: string;
-  successor?: string;
   kind: string;
   bytes: number;
 }
@@ -38,17 +35,16 @@ export function parseDecision(file: string, text: string): Decision {
   const rawStatus = FIELD("Status").exec(text)?.[1] ?? fail("no '- Status:' line");
   const kind = FIELD("Kind").exec(text)?.[1] ?? fail("no '- Kind:' line");
   if (!/^(spec gap|engineering)\b/.test(kind)) fail(`kind '${kind}' is neither 'spec gap' nor 'engineering'`);
-  const moved = /^(merged into|superseded by) \[(\d{4})\]\((\d{4}-[^)]+\.md)\)$/.exec(rawStatus);
-  if (!/^accepted(;|$)/.test(rawStatus) && !moved) {
-    fail(`status '${rawStatus}' is not 'accepted', 'merged into [NNNN](…)' or 'superseded by [NNNN](…)'`);
+  // Only decisions in force have files: one merged into another or superseded is deleted (git keeps its
+  // text) and named under its successor's Revisions, so a citation can never land on a stub.
+  if (!/^accepted(;|$)/.test(rawStatus)) {
+    fail(`status '${rawStatus}' is not 'accepted' (a decision no longer in force is deleted, not kept)`);
   }
   return {
     number,
     file,
     title,
     date,
-    status: moved ? `${moved[1]} ${moved[2]}` : "accepted",
-    successor: moved ? moved[3] : undefined,
     kind: kind.startsWith("spec gap") ? "spec gap" : "engineering",
     bytes: Buffer.byteLength(text),
   };
@@ -71,53 +67,18 @@ What we chose, why, and what follows from it: one file per choice a maintainer m
 
 A decision that holds measured figures is where they live; other documents and code comments point to
 it. Experiments and levers not taken are a few lines in the decision they informed; their full texts
-are in git history. Amendments are dated lines at the end of a decision. Numbers are stable: a decision
-merged into another, or superseded, keeps its file as a short stub naming its successor.
+are in git history. Amendments are dated lines at the end of a decision. Only decisions in force are
+here: one merged into another, or superseded, is deleted (git keeps it) and its successor names it under
+Revisions. Numbers are never reused.
 
 This index is generated from the files (\`npm run docs:decisions\`); do not edit it by hand.`;
 
-/** A list item of `words` after `head`, wrapped (continuation lines indented) so that no line is long. */
-function wrapItem(head: string, words: string[], width = 110): string {
-  const lines = [head];
-  words.forEach((word, i) => {
-    const piece = i < words.length - 1 ? `${word},` : word;
-    if (lines[lines.length - 1].length + 1 + piece.length > width) lines.push(`  ${piece}`);
-    else lines[lines.length - 1] += ` ${piece}`;
-  });
-  return lines.join("\n");
-}
-
-/** The index: the decisions in force as a table, then the stubs as one line per successor. */
+/** The index: the decisions in force as a table. */
 export function renderIndex(decisions: Decision[]): string {
-  const current = decisions.filter((d) => d.status === "accepted");
-  const rows = current.map((d) => `| [${d.number}](${d.file}) | ${d.title} | ${d.kind} | ${d.date} |`);
-  const bySuccessor = new Map<string, Decision[]>();
-  for (const d of decisions) {
-    if (!d.successor) continue;
-    bySuccessor.set(d.successor, [...(bySuccessor.get(d.successor) ?? []), d]);
-  }
-  const moved = [...bySuccessor.entries()]
-    .sort(([a], [b]) => a.localeCompare(b))
-    .map(([successor, olds]) =>
-      wrapItem(
-        `- [${successor.slice(0, 4)}](${successor}):`,
-        olds.map((d) => `[${d.number}](${d.file})`),
-      ),
-    );
-  return [
-    PREAMBLE,
-    "",
-    "| # | Decision | Kind | Date |",
-    "| --- | --- | --- | --- |",
-    ...rows,
-    "",
-    "## Merged or superseded",
-    "",
-    "Each line names a decision in force, then the earlier ones it took in.",
-    "",
-    ...moved,
-    "",
-  ].join("\n");
+  const rows = decisions.map((d) => `| [${d.number}](${d.file}) | ${d.title} | ${d.kind} | ${d.date} |`);
+  return [PREAMBLE, "", "| # | Decision | Kind | Date |", "| --- | --- | --- | --- |", ...rows, ""].join(
+    "\n",
+  );
 }
 
 if (require.main === module) {

@@ -11,7 +11,6 @@ import { embeddedStoreIsEmpty, writeManifest } from "../shared/ops/embedded";
 import { seed } from "../shared/ops/seed";
 import { createBroker } from "../app/broker";
 import { installCrashHandlers } from "../shared/runtime/crash";
-import { usePretenuringOff } from "../shared/runtime/pretenuring";
 import { startHealthServer } from "../shared/runtime/health-server";
 import { STOPPING_EVENT, stopOnSignals } from "../shared/runtime/shutdown";
 import { runCommand } from "../shared/ops/ctl/commands";
@@ -34,11 +33,6 @@ async function main(): Promise<void> {
     embeddedStoreIsEmpty(config);
 
   const broker = createBroker(config);
-  // Before any load: V8 decides on pretenuring in the first scavenges (shared/runtime/pretenuring).
-  usePretenuringOff({
-    off: config.internalsHooksOff,
-    warn: (message) => broker.getLogger("process").warn(message),
-  });
   stopOnSignals(broker, config.shutdownTimeoutMs);
   // An exception nobody caught is logged with its request id and ends the process (exit 1) for its
   // supervisor to restart; it is never swallowed.

@@ -39,7 +39,6 @@ import { TokenCache } from "./gateway/token-cache";
 import { ApiKeyCache } from "./gateway/api-key-cache";
 import { ResponseCache } from "./gateway/response-cache";
 import { sendInChunks } from "./gateway/chunked-upload";
-import { useUploadScavenge } from "../shared/runtime/upload-scavenge";
 import { readEventMultipart } from "./gateway/multipart";
 import { docsAsset, docsHtml } from "./gateway/docs-page";
 import { buildOpenApi } from "./gateway/openapi";
@@ -84,7 +83,7 @@ type Req = IncomingMessage & {
   $microcache?: MicrocacheSlot;
   /** When the whole request must be answered (gateway/http-bounds). */
   $deadline?: number;
-  /** The Idempotency-Key this upload holds, until given back (docs/decisions/0076). */
+  /** The Idempotency-Key this upload holds, until given back (docs/decisions/0023). */
   $eventKey?: ReleaseEventKeyParams;
   /** The client address (gateway/client-address), once asked. */
   $clientAddress?: string;
@@ -556,7 +555,7 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
       return key;
     },
 
-    /** The largest JSON body a route reads (docs/decisions/0136). */
+    /** The largest JSON body a route reads (docs/decisions/0037). */
     bodyLimitOf(this: GatewayService, spec: RouteSpec): number {
       return (
         spec.bodyLimitBytes ??
@@ -781,8 +780,6 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
       off: this.config.internalsHooksOff,
       warn: (message) => this.logger.warn(message),
     });
-    // Uploads' chunks are freed as they pass (shared/runtime/upload-scavenge).
-    useUploadScavenge({ off: this.config.internalsHooksOff, warn: (message) => this.logger.warn(message) });
     this.server = http.createServer(httpServerOptions(this.config), requestListener(this));
     this.server.on("error", (err) => this.logger.error("HTTP server error", err));
     // What Node's HTTP parser refuses is answered in the spec's shape too (gateway/client-error).

@@ -2,7 +2,7 @@
  * notifier: accepts multicast push requests (recorded durably, answered 202 before anything is sent) and
  * delivers them asynchronously through firebase-admin in batches. With NATS the jobs travel on a durable
  * JetStream channel (@moleculer/channels: acknowledged after the work is recorded, bounded in flight,
- * dead-lettered after NOTIFIER_MAX_DELIVERIES); embedded, the job records are the queue.
+ * dead-lettered after MAX_DELIVERIES attempts); embedded, the job records are the queue.
  */
 import type { Context, Service, ServiceSchema } from "moleculer";
 import { ReadinessMixin } from "../shared/runtime/readiness";
@@ -21,8 +21,9 @@ import { noRetry, serviceConfig, serviceStore } from "../shared/runtime";
 import { STOPPING_EVENT } from "../shared/runtime/shutdown";
 import { acceptMulticast, stageRecipients, type AcceptDeps } from "./notifier/accept";
 import { BATCH_SIZE, deliverJob, type DeliverDeps } from "./notifier/deliver";
+import { MAX_DELIVERIES } from "./notifier/delivery-bounds";
 import { JobsRepository, type JobDoc, type Retention } from "./notifier/jobs.repository";
-import { NOTIFIER_SWEEP_INTERVAL_MS, notifierSweepTasks, retentionOf } from "./notifier/retention";
+import { NOTIFIER_SWEEP_INTERVAL_MS, notifierSweepTasks, RETENTION } from "./notifier/retention";
 import { Sweeper } from "../shared/runtime/sweeper";
 import { watchJobLag } from "./notifier/job-metrics";
 import { LocalJobQueue } from "./notifier/local-queue";
@@ -40,6 +41,8 @@ interface NotifierService extends Service {
   markStopping: () => void;
   sweepTimer: NodeJS.Timeout | null;
   retention: Retention;
+  /** Attempts at a job before it is failed (delivery-bounds.ts; a test's stand-in sets its own). */
+  maxDeliveries: number;
   /** Deletes what has outlived its retention (services/notifier/retention.ts). */
   retentionSweep: Sweeper | null;
   acceptDeps(): AcceptDeps;
@@ -137,7 +140,7 @@ const NotifierServiceSchema: ServiceSchema<Record<string, never>, NotifierServic
 
     /**
      * GET /notifications/{job_id} (outside the spec): only for the API key that made the job; to any
-     * other, the same 404 as an unknown job (docs/decisions/0139).
+     * other, the same 404 as an unknown job (docs/decisions/0019).
      */
     job: {
       params: JobParams,
@@ -223,11 +226,11 @@ const NotifierServiceSchema: ServiceSchema<Record<string, never>, NotifierServic
       };
     },
 
-    /** One delivery attempt; past NOTIFIER_MAX_DELIVERIES the job is failed instead (and acknowledged). */
+    /** One delivery attempt; past `maxDeliveries` the job is failed instead (and acknowledged). */
     async deliver(this: NotifierService, jobId: string): Promise<void> {
       const job = await this.jobs.find(jobId);
       if (!job || job.status === "done" || job.status === "failed") return;
-      if (job.deliveries >= this.config.notifierMaxDeliveries) {
+      if (job.deliveries >= this.maxDeliveries) {
         await this.jobs.fail(
           jobId,
           `gave up after ${job.deliveries} delivery attempts`,
@@ -241,7 +244,7 @@ const NotifierServiceSchema: ServiceSchema<Record<string, never>, NotifierServic
       } catch (err) {
         // The last allowed attempt failed: record it (the channel dead-letters the message as well).
         const after = await this.jobs.find(jobId);
-        if (after && after.deliveries >= this.config.notifierMaxDeliveries) {
+        if (after && after.deliveries >= this.maxDeliveries) {
           await this.jobs.fail(
             jobId,
             `gave up after ${after.deliveries} delivery attempts: ${(err as Error).message}`,
@@ -277,7 +280,8 @@ const NotifierServiceSchema: ServiceSchema<Record<string, never>, NotifierServic
     this.stopping = false;
     this.sweepTimer = null;
     this.retentionSweep = null;
-    this.retention = retentionOf(this.config);
+    this.retention = RETENTION;
+    this.maxDeliveries = MAX_DELIVERIES;
     this.stopJobMetrics = null;
     this.markStopping = () => {
       this.stopping = true;

@@ -40,7 +40,7 @@ interface RoundsService extends Service {
   repo: RoundsRepository;
   questions: QuestionsRepository;
   relay: OutboxRelay;
-  /** Drops outbox leftovers past OUTBOX_RETENTION_HOURS (shared/outbox/expiry). */
+  /** Drops outbox leftovers past OUTBOX_RETENTION_MS (shared/outbox/expiry). */
   outboxSweeper: Sweeper;
   fullRounds: FullRounds;
   /** Answers as JSON bytes, shared by the callers who see a round alike (per snapshot). */

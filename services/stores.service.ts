@@ -7,7 +7,6 @@
  */
 import type { Context, Service, ServiceSchema } from "moleculer";
 import { ReadinessMixin } from "../shared/runtime/readiness";
-import { chunkPassed, useUploadScavenge } from "../shared/runtime/upload-scavenge";
 import type { Readable } from "node:stream";
 import { call, type ParamsOf, type ResultOf } from "../shared/contracts";
 import type { AuthMeta } from "../shared/contracts/common";
@@ -36,8 +35,13 @@ import { startOutboxRelay, startOutboxSweeper } from "../shared/runtime/start-ou
 import { Sweeper } from "../shared/runtime/sweeper";
 import { traceContextOf } from "../shared/tracing/propagation";
 import type { BlobStore } from "./stores/blob-store";
-import { EventKeysRepository, eventKeyId, keyLeaseMs } from "./stores/event-keys.repository";
-import { MEDIA_SWEEP_INTERVAL_MS, mediaSweepTasks } from "./stores/media-sweep";
+import {
+  EVENT_KEY_TTL_MS,
+  EventKeysRepository,
+  eventKeyId,
+  keyLeaseMs,
+} from "./stores/event-keys.repository";
+import { MEDIA_SWEEP_INTERVAL_MS, mediaSweepTasks, stagedRetentionMs } from "./stores/media-sweep";
 import { openBlobStore } from "./stores/open-blob-store";
 import { createOrReplayStoreEvent, managedStore } from "./stores/store-events";
 import { StoresRepository, toItemInfo, toStoreInfo } from "./stores/stores.repository";
@@ -63,11 +67,11 @@ interface StoresService extends Service {
   blobs: BlobStore;
   relay: OutboxRelay;
   /**
-   * Staged uploads and pictures no item shows, past STAGED_UPLOAD_RETENTION_MINUTES, and expired
-   * Idempotency-Keys (IDEMPOTENCY_KEY_TTL): at start and hourly.
+   * Staged uploads and pictures no item shows, past `stagedRetentionMs`, and expired
+   * Idempotency-Keys (EVENT_KEY_TTL_MS): at start and hourly.
    */
   retention: Sweeper;
-  /** Outbox leftovers past OUTBOX_RETENTION_HOURS (shared/outbox/expiry). */
+  /** Outbox leftovers past OUTBOX_RETENTION_MS (shared/outbox/expiry). */
   outboxSweeper: Sweeper;
 }
 
@@ -140,7 +144,7 @@ const StoresServiceSchema: ServiceSchema<Record<string, never>, StoresService> =
             lease,
             new Date(),
             keyLeaseMs(this.config),
-            this.config.idempotencyKeyTtlSeconds * 1000,
+            EVENT_KEY_TTL_MS,
           );
           if (!claim.claimed) throw new IdempotencyKeyBusyError();
         }
@@ -187,7 +191,6 @@ const StoresServiceSchema: ServiceSchema<Record<string, never>, StoresService> =
       async handler(this: StoresService, ctx: Context<{ staged_id: string; chunk: unknown }>) {
         const chunk = toBuffer(ctx.params.chunk);
         await this.blobs.append(String(ctx.params.staged_id), chunk, this.config.pictureMaxBytes);
-        chunkPassed(chunk);
         return true;
       },
     },
@@ -279,8 +282,6 @@ const StoresServiceSchema: ServiceSchema<Record<string, never>, StoresService> =
 
   created(this: StoresService) {
     this.config = serviceConfig(this);
-    // The chunks it writes are freed as they pass (shared/runtime/upload-scavenge).
-    useUploadScavenge({ off: this.config.internalsHooksOff, warn: (message) => this.logger.warn(message) });
   },
 
   async started(this: StoresService) {
@@ -291,7 +292,7 @@ const StoresServiceSchema: ServiceSchema<Record<string, never>, StoresService> =
     await this.eventKeys.init();
     // GridFS with MONGO_URI, else MEDIA_DIR (stores/open-blob-store.ts).
     this.blobs = await openBlobStore(store, this.config);
-    const retentionMs = this.config.stagedUploadRetentionMinutes * 60_000;
+    const retentionMs = stagedRetentionMs(this.config);
     this.retention = new Sweeper(
       [
         ...mediaSweepTasks(this.blobs, this.repo, retentionMs, (name) =>

@@ -1,5 +1,5 @@
 /**
- * The rules of decision 0003 over a family's one document (docs/decisions/0091): a genuine token of
+ * The rules of decision 0003 over a family's one document (docs/decisions/0003-refresh-token-rotation.md): a genuine token of
  * the family is either the live one (rotate it), a lost one (a grace retry replaced it unused: revoked),
  * or a retired one (its grace retry, once, within the window and while its successor was never used;
  * else reuse, which revokes the family).
@@ -49,7 +49,7 @@ export function nextToken(
   // The document keeps the expiry to the millisecond (its token, to the second): the embedded store's
   // index keeps all documents of one key in one array that each change of key copies, and a second's
   // worth of refreshes under one key made every later refresh of them cost a pass over thousands
-  // (docs/decisions/0106).
+  // (docs/decisions/0003).
   const stored = new Date(now.getTime() + deps.refreshTtlSeconds * 1000);
   const next: NextToken = { generation, hash: hashToken(token), expiresAt: stored };
   return { token, next, expiresAt };
@@ -73,7 +73,7 @@ export function tokenSet(
   };
 }
 
-/** Reuse: the whole family is revoked, tokens issued before 0091 that it continues included. */
+/** Reuse: the whole family is revoked, tokens issued before families that it continues included. */
 export async function reused(deps: RefreshDeps, family: Family, now: Date): Promise<never> {
   await deps.families.revoke(family._id, now);
   if (family.legacy_hash) await deps.legacy.revokeFamily(family._id, now);

@@ -47,7 +47,7 @@ const keys = new Map<string, KeyObject>();
 /**
  * The MAC key for a refresh-token secret, derived once: HKDF-SHA256 with a salt and a label of its own use. A key
  * object, made once: given a Buffer, createHmac makes one on every call, which cost several times the
- * HMAC itself here (docs/decisions/0003-refresh-token-rotation.md; as for JWTs, 0044).
+ * HMAC itself here (docs/decisions/0003-refresh-token-rotation.md; as for JWTs, 0132).
  */
 export function refreshTokenKey(secret: string): KeyObject {
   let key = keys.get(secret);

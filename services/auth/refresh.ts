@@ -5,7 +5,7 @@
  * - except once, within REFRESH_GRACE_SECONDS of its rotation, and only while its successor was never
  *   used: a mobile client that lost the response may retry; the unused successor is revoked instead.
  * A family is one document, updated in place by each refresh; its tokens carry the family, their
- * generation and a MAC, so retired ones are recognised without being stored (docs/decisions/0091).
+ * generation and a MAC, so retired ones are recognised without being stored (docs/decisions/0003).
  */
 import { randomUUID } from "node:crypto";
 import type { TokenSet } from "../../shared/contracts/auth";
@@ -62,7 +62,7 @@ export async function refreshTokens(
   ) {
     throw invalid("refresh token unknown");
   }
-  // A day after its expiry a token answers as when each token's document was deleted then (0067).
+  // A day after its expiry a token answers as when each token's document was deleted then (decision 0003).
   if (expiresAt * 1000 + EXPIRED_TOKEN_KEPT_MS < now.getTime()) throw invalid("refresh token unknown");
   if (!family) throw invalid("refresh token unknown");
   if (family.user_id !== callerId) throw invalid("refresh token belongs to another user");

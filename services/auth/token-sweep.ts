@@ -19,8 +19,8 @@ type Sweepable = Pick<RefreshFamiliesRepository | RefreshTokensRepository, "dele
 
 /**
  * Deletes the families whose live token expired more than a day before `now` (with it every token of
- * the family: a retired one expired earlier still), and the documents of tokens issued before decision
- * 0091 that did; returns how many documents went.
+ * the family: a retired one expired earlier still), and the documents of tokens issued before families
+ * (decision 0003) that did; returns how many documents went.
  */
 export async function sweepExpiredTokens(repos: Sweepable[], now: Date): Promise<number> {
   const before = new Date(now.getTime() - EXPIRED_TOKEN_KEPT_MS);

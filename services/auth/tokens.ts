@@ -6,7 +6,7 @@
  */
 import { createHash, randomFillSync, randomUUID } from "node:crypto";
 import jwt from "jsonwebtoken";
-import type { TokenConfig } from "../../shared/auth/access-token";
+import { JWT_ISSUER, type TokenConfig } from "../../shared/auth/access-token";
 import { ACCESS_TOKEN_ALGORITHM, type SigningKey } from "../../shared/auth/jwk";
 
 export { verifyAccessToken, type AccessClaims } from "../../shared/auth/access-token";
@@ -14,7 +14,7 @@ export { verifyAccessToken, type AccessClaims } from "../../shared/auth/access-t
 export function signAccessToken(
   userId: string,
   key: SigningKey,
-  config: Pick<TokenConfig, "jwtIssuer" | "accessTokenTtlSeconds">,
+  config: Pick<TokenConfig, "accessTokenTtlSeconds">,
   nowSeconds: number,
 ): { token: string; jti: string; exp: number } {
   const jti = randomUUID();
@@ -22,7 +22,7 @@ export function signAccessToken(
   const token = jwt.sign({ sub: userId, jti, iat: nowSeconds, exp }, key.privateKey, {
     algorithm: ACCESS_TOKEN_ALGORITHM,
     keyid: key.kid,
-    issuer: config.jwtIssuer,
+    issuer: JWT_ISSUER,
   });
   return { token, jti, exp };
 }

@@ -83,7 +83,7 @@ export function toHttpError(err: unknown, spec?: RouteSpec): HttpError {
     const headers: Record<string, string> = {};
     if (code === 401 && spec?.auth === "bearer") headers["WWW-Authenticate"] = "Bearer";
     const retryAfter = (e.data as { retryAfter?: number } | undefined)?.retryAfter;
-    // 409: a retry that met its Idempotency-Key's first attempt still running (docs/decisions/0076).
+    // 409: a retry that met its Idempotency-Key's first attempt still running (docs/decisions/0023).
     if ((code === 409 || code === 429 || code === 503) && retryAfter)
       headers["Retry-After"] = String(retryAfter);
     return detail(code, message, Object.keys(headers).length > 0 ? headers : undefined);

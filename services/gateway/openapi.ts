@@ -27,6 +27,18 @@ const errorText: Record<number, string> = {
   507: "Insufficient Storage: the store is full or cannot be written; nothing was saved",
 };
 
+/** Every operation's tag, declared once at the top of the document. */
+const TAGS: { name: string; description: string }[] = [
+  { name: "rounds", description: "Rounds: read one, join one" },
+  { name: "auth", description: "Token refresh with rotation and reuse detection" },
+  { name: "stores", description: "Store events (multipart upload)" },
+  { name: "users", description: "The caller's friends and payments" },
+  { name: "settings", description: "App settings by version and platform" },
+  { name: "notifications", description: "Multicast push jobs" },
+  { name: "media", description: "Uploaded pictures (outside the spec)" },
+  { name: "operations", description: "Probes and keys for operators and other backends (outside the spec)" },
+];
+
 const toOpenApiPath = (path: string) => path.replace(/:([A-Za-z_]+)/g, "{$1}");
 
 function parameters(route: RouteSpec): Json[] {
@@ -141,6 +153,7 @@ export function buildOpenApi(routeList: RouteSpec[], serverUrl: string): Json {
     const operation: Json = {
       operationId: route.action.replace(".", "_"),
       summary: route.doc.summary,
+      description: route.doc.description,
       tags: [route.doc.tag],
       parameters: parameters(route),
       responses: responses(route),
@@ -155,6 +168,8 @@ export function buildOpenApi(routeList: RouteSpec[], serverUrl: string): Json {
     get: {
       operationId: "health",
       summary: "Liveness (outside the spec)",
+      description:
+        "200 once every service of this gateway's process has started. Never rate limited (a probe).",
       tags: ["operations"],
       security: [],
       responses: {
@@ -186,6 +201,8 @@ export function buildOpenApi(routeList: RouteSpec[], serverUrl: string): Json {
     get: {
       operationId: "ready",
       summary: "Readiness: transporter, cacher, services and their stores (outside the spec)",
+      description:
+        "200 while this gateway should take traffic: the transporter, the cacher and every service behind a route (with its store) answer. Never rate limited (a probe).",
       tags: ["operations"],
       security: [],
       responses: {
@@ -215,6 +232,8 @@ export function buildOpenApi(routeList: RouteSpec[], serverUrl: string): Json {
     get: {
       operationId: "jwks",
       summary: "The public keys that verify access tokens, RFC 7517 (outside the spec)",
+      description:
+        "The JSON Web Key Set of the ES256 keys that sign access tokens, for any backend that verifies them itself.",
       tags: ["operations"],
       security: [],
       responses: {
@@ -232,6 +251,11 @@ export function buildOpenApi(routeList: RouteSpec[], serverUrl: string): Json {
             },
           },
         },
+        "429": {
+          description: errorText[429],
+          headers: { "Retry-After": { description: "Seconds to wait", schema: { type: "string" } } },
+          content: { "application/json": { schema: { $ref: "#/components/schemas/ErrorBody" } } },
+        },
         "503": {
           description: "auth has not answered yet",
           content: { "application/json": { schema: { $ref: "#/components/schemas/ErrorBody" } } },
@@ -246,8 +270,12 @@ export function buildOpenApi(routeList: RouteSpec[], serverUrl: string): Json {
       version: "1.0.0",
       description:
         "Generated from the schemas the services validate with. See docs/decisions/README.md for every gap of the spec.",
+      contact: { name: "Rounds platform maintainers" },
+      // package.json's "UNLICENSED": not open source.
+      license: { name: "Proprietary", identifier: "LicenseRef-Proprietary" },
     },
     servers: [{ url: serverUrl || "/" }],
+    tags: TAGS,
     paths,
     components: {
       schemas: { ErrorBody: plain(ErrorBody), ValidationErrorBody: plain(ValidationErrorBody) },

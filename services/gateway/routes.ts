@@ -29,6 +29,8 @@ export type BodyKind = "none" | "json-object" | "json-object-or-null" | "multipa
 
 export interface RouteDoc {
   summary: string;
+  /** What the operation does, for client developers (the API document's operation description). */
+  description: string;
   tag: string;
   /** The action's own params schema: path, query, header and body parts are cut from it. */
   params?: TSchema;
@@ -96,6 +98,8 @@ export const routes: RouteSpec[] = [
     bodyLimitBytes: SMALL_BODY_BYTES,
     doc: {
       summary: "Join round",
+      description:
+        "Adds the caller to the round's members when it is active, not ended, has a free seat and the caller meets its attributes; a paid round records one payment. Answers the round as the caller now sees it.",
       tag: "rounds",
       params: JoinRoundParams,
       success: { status: 200, schema: Round },
@@ -111,6 +115,8 @@ export const routes: RouteSpec[] = [
     microcacheTag: "round_id",
     doc: {
       summary: "Get single round",
+      description:
+        "The round with its owner, members, item and store, as the caller may see it: a private round only for the owner's friends, the meeting link only for the owner, members and the store's managers.",
       tag: "rounds",
       params: GetRoundParams,
       success: { status: 200, schema: Round },
@@ -128,6 +134,8 @@ export const routes: RouteSpec[] = [
     answersTokens: true,
     doc: {
       summary: "Refresh token",
+      description:
+        "Rotates the refresh token: answers a new access token and refresh token. A refresh token used twice outside the grace window revokes its whole family. The access token may have expired.",
       tag: "auth",
       params: RefreshParams,
       success: { status: 200, schema: TokenSet },
@@ -140,10 +148,12 @@ export const routes: RouteSpec[] = [
     action: "stores.createEvent",
     auth: "bearer",
     body: "multipart",
-    // Taken before the body is read (services/gateway.service.ts readUpload; docs/decisions/0076).
+    // Taken before the body is read (services/gateway.service.ts readUpload; docs/decisions/0023).
     headers: { "idempotency-key": "idempotency_key" },
     doc: {
       summary: "Create store event",
+      description:
+        "A multipart form with the event's fields and its main picture, streamed as it arrives; the event opens a joinable round. With an Idempotency-Key a retry answers the first result.",
       tag: "stores",
       params: Type.Object({
         store_id: StoreIdParam,
@@ -172,6 +182,7 @@ export const routes: RouteSpec[] = [
     microcacheTag: CALLER_TAG,
     doc: {
       summary: "Get user friends",
+      description: "The caller's friends with their profiles.",
       tag: "users",
       success: { status: 200, schema: FriendList },
       errors: [401],
@@ -186,6 +197,7 @@ export const routes: RouteSpec[] = [
     microcacheTag: CALLER_TAG,
     doc: {
       summary: "Get user payments",
+      description: "The caller's payments, newest first: one per paid round joined.",
       tag: "users",
       success: { status: 200, schema: PaymentList },
       errors: [401],
@@ -201,6 +213,7 @@ export const routes: RouteSpec[] = [
     query: ["version", "platform"],
     doc: {
       summary: "Get app settings",
+      description: "The settings an app version on a platform needs (API key with the app scope).",
       tag: "settings",
       params: AppSettingsParams,
       success: { status: 200, schema: AppSettingsResult },
@@ -218,6 +231,8 @@ export const routes: RouteSpec[] = [
     recipientPages: true,
     doc: {
       summary: "Send multicast push notifications",
+      description:
+        "Accepts a push to the devices of the listed users and answers the job's id at once (202); delivery goes on in the background. API key with the notifications scope; an Idempotency-Key makes a retry answer the same job.",
       tag: "notifications",
       params: SendMulticastParams,
       success: { status: 202, schema: MulticastAccepted },
@@ -234,6 +249,7 @@ export const routes: RouteSpec[] = [
     body: "none",
     doc: {
       summary: "Get a multicast job (outside the spec)",
+      description: "The state and counts of a multicast job, for the API key that made it.",
       tag: "notifications",
       params: JobParams,
       success: { status: 200, schema: NotificationJob },
@@ -249,6 +265,7 @@ export const routes: RouteSpec[] = [
     body: "none",
     doc: {
       summary: "An uploaded picture (outside the spec)",
+      description: "An event's picture, at the URL its store event reports as cover_picture_url.",
       tag: "media",
       params: MediaParams,
       success: { status: 200, contentType: "image/*" },

@@ -2,31 +2,30 @@
  * Verified access tokens, remembered by the gateway so a hot read does not pay the calls to auth and
  * users (two hops over NATS when distributed) on every request. An entry lives until the token expires
  * or AUTH_CACHE_SECONDS pass, whichever is first, and goes at once when its user is removed
- * (`user.removed`). Bounded: past `maxEntries` the oldest entry is dropped.
+ * (`user.removed`). Bounded: past `maxEntries` the least recently used entry is dropped (LocalCache).
  * A refresh may present a token past its expiry (up to REFRESH_ACCESS_TOKEN_MAX_AGE): `getForRefresh`
  * answers for a token verified (or issued by auth through this gateway) within AUTH_CACHE_SECONDS, so
  * the refresh pays no signature verification (decision 0132).
  */
 import type { Caller } from "../../shared/contracts/common";
+import { LocalCache } from "../../shared/runtime/local-cache";
 
 interface Entry {
   caller: Caller;
-  /** When AUTH_CACHE_SECONDS have passed since the token was verified (ms). */
-  keptUntil: number;
   /** The token's own expiry (ms). */
   expiresAt: number;
 }
 
 export class TokenCache {
-  private readonly entries = new Map<string, Entry>();
+  /** Each entry kept for AUTH_CACHE_SECONDS since the token was verified. */
+  private readonly entries: LocalCache<Entry>;
 
-  constructor(
-    private readonly ttlMs: number,
-    private readonly maxEntries: number,
-  ) {}
+  constructor(ttlMs: number, maxEntries: number) {
+    this.entries = new LocalCache(ttlMs, maxEntries);
+  }
 
   get enabled(): boolean {
-    return this.ttlMs > 0 && this.maxEntries > 0;
+    return this.entries.enabled;
   }
 
   get(token: string, now: number): Caller | null {
@@ -39,14 +38,9 @@ export class TokenCache {
   }
 
   private lookup(token: string, now: number, expiredForMs: number): Caller | null {
-    const entry = this.entries.get(token);
-    if (!entry) return null;
-    if (entry.keptUntil <= now) {
-      this.entries.delete(token);
-      return null;
-    }
-    // Past its expiry an entry stays (until keptUntil) only for a refresh that presents it.
-    return entry.expiresAt + expiredForMs > now ? entry.caller : null;
+    const entry = this.entries.get(token, now);
+    // Past its expiry an entry stays (for AUTH_CACHE_SECONDS) only for a refresh that presents it.
+    return entry && entry.expiresAt + expiredForMs > now ? entry.caller : null;
   }
 
   /** Remembers a token auth has just verified or issued; `expSeconds` is its own expiry (JWT `exp`). */
@@ -54,12 +48,7 @@ export class TokenCache {
     if (!this.enabled) return;
     const expiresAt = expSeconds * 1000;
     if (!(expiresAt > now)) return; // expired, or no usable expiry: never kept
-
-    if (this.entries.size >= this.maxEntries) {
-      const oldest = this.entries.keys().next().value;
-      if (oldest !== undefined) this.entries.delete(oldest);
-    }
-    this.entries.set(token, { caller, keptUntil: now + this.ttlMs, expiresAt });
+    this.entries.set(token, { caller, expiresAt }, now);
   }
 
   clear(): void {
@@ -67,7 +56,7 @@ export class TokenCache {
   }
 
   forgetUser(userId: string): void {
-    for (const [token, entry] of this.entries) if (entry.caller.id === userId) this.entries.delete(token);
+    this.entries.deleteWhere((entry) => entry.caller.id === userId);
   }
 
   get size(): number {

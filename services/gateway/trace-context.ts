@@ -4,8 +4,13 @@
  * is sampled. Read, in this order, from W3C Trace Context (`traceparent`), B3 single (`b3`) and B3 multi
  * (`X-B3-TraceId`, `X-B3-SpanId`, `X-B3-Sampled`, `X-B3-Flags`). A header that does not parse is ignored
  * (the request starts a trace of its own), never an error. `tracestate` and baggage are not carried.
+ *
+ * `traceparent` is read by OpenTelemetry's W3CTraceContextPropagator (shared/tracing/w3c.ts). B3 is
+ * read here: OpenTelemetry's B3 propagator takes an absent sampling state for "not sampled" where B3
+ * says "deferred", and accepts a b3 header with anything after a valid start (decision 0143).
  */
 import type { IncomingHttpHeaders } from "node:http";
+import { readTraceparent } from "../../shared/tracing/w3c";
 
 export interface IncomingTrace {
   /** 32 (or, from B3, 16) lower-case hex digits, never all zeros. */
@@ -16,7 +21,6 @@ export interface IncomingTrace {
   sampled: boolean | undefined;
 }
 
-const TRACEPARENT = /^([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})(-.*)?$/;
 const HEX16_OR_32 = /^(?:[0-9a-f]{16}|[0-9a-f]{32})$/;
 const HEX16 = /^[0-9a-f]{16}$/;
 const ZEROS = /^0+$/;
@@ -31,13 +35,7 @@ const validIds = (traceId: string, spanId: string): boolean =>
 
 /** W3C Trace Context level 1 (https://www.w3.org/TR/trace-context/#traceparent-header). */
 export function parseTraceparent(value: string | undefined): IncomingTrace | undefined {
-  const m = value === undefined ? null : TRACEPARENT.exec(value);
-  if (!m) return undefined;
-  const [, version, traceId, spanId, flags, rest] = m;
-  // Version ff is invalid; version 00 has exactly four fields (later versions may add some).
-  if (version === "ff" || (version === "00" && rest !== undefined)) return undefined;
-  if (!validIds(traceId, spanId)) return undefined;
-  return { traceId, spanId, sampled: (parseInt(flags, 16) & 1) === 1 };
+  return value === undefined ? undefined : readTraceparent(value);
 }
 
 /** A B3 sampling state: "1"/"d" (debug) yes, "0" no, absent deferred; anything else is no B3 at all. */

@@ -3,12 +3,12 @@
  * store the recipients in pages, record the job durably, hand it to the queue, answer. With an
  * Idempotency-Key the job id is derived from the key (per API key), so a retried request finds the job
  * it already made: the id is derived from the key's id with it, so another API key sending the same
- * Idempotency-Key makes a job of its own and never meets this one (docs/decisions/0139).
+ * Idempotency-Key makes a job of its own and never meets this one (docs/decisions/0019).
  *
  * A list too long for one packet arrives in pages before the request itself (`stageRecipients`, one
  * acknowledged call each, from the gateway, which checked the whole list against the schema): they are
  * stored as they come, under a recipient set opened for the job the request will make, and the request
- * (`sendMulticast` with `staged`, its `user_ids` the last page) takes the set. docs/decisions/0074.
+ * (`sendMulticast` with `staged`, its `user_ids` the last page) takes the set. docs/decisions/0032.
  */
 import { createHash, randomBytes } from "node:crypto";
 import type {

@@ -1,11 +1,9 @@
 /**
  * What the notifier keeps, and for how long (docs/decisions/0032-job-queue.md): an ended job's
- * recipients (NOTIFIER_RECIPIENT_RETENTION_HOURS) and token batches (NOTIFIER_BATCH_RETENTION_HOURS),
- * then the job itself (NOTIFIER_JOB_RETENTION_HOURS, which is also how long its Idempotency-Key is
- * honoured); a recipient set no job took goes an hour after it was opened. Swept hourly by each notifier
+ * recipients and token batches for a day, then the job itself for 30 days (also how long its
+ * Idempotency-Key is honoured); a recipient set no job took goes an hour after it was opened. Swept hourly by each notifier
  * process (shared/runtime/sweeper.ts); on MongoDB a TTL index deletes the jobs as well.
  */
-import type { Config } from "../../shared/config";
 import type { SweepTask } from "../../shared/runtime/sweeper";
 import type { JobsRepository, Retention } from "./jobs.repository";
 
@@ -19,16 +17,18 @@ export const ABANDONED_SET_MS = 60 * 60 * 1000;
 
 const HOUR_MS = 60 * 60 * 1000;
 
-export const retentionOf = (
-  config: Pick<
-    Config,
-    "notifierJobRetentionHours" | "notifierBatchRetentionHours" | "notifierRecipientRetentionHours"
-  >,
-): Retention => ({
-  jobMs: config.notifierJobRetentionHours * HOUR_MS,
-  batchesMs: config.notifierBatchRetentionHours * HOUR_MS,
-  recipientsMs: config.notifierRecipientRetentionHours * HOUR_MS,
-});
+/**
+ * An ended job stays readable (GET /notifications/{job_id}) and its Idempotency-Key honoured for 30 days:
+ * long past any client's retries, and a job is a few hundred bytes. Its recipient pages and token
+ * batches, which grow with the list (up to 100,000 ids and their tokens), are needed only while it runs
+ * and to answer a retry of a page; a day covers both. A job is deleted only after what hangs off it, so
+ * neither may outlast it.
+ */
+export const RETENTION: Retention = {
+  jobMs: 720 * HOUR_MS,
+  batchesMs: 24 * HOUR_MS,
+  recipientsMs: 24 * HOUR_MS,
+};
 
 /** The notifier's sweep, in order: children of a job before the job. */
 export function notifierSweepTasks(jobs: JobsRepository, retention: Retention): SweepTask[] {

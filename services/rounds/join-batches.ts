@@ -6,7 +6,7 @@
  * arrive while a write of their round is under way wait for it and go together, with those of the turn
  * after it, as the next batch. Most joins of a mixed workload meet no other join of their round, and
  * waiting for the next turn to gather a batch cost each of them a turn of the event loop
- * (docs/decisions/0052-nedb-write-path.md).
+ * (docs/decisions/0071-join-batches.md).
  *
  * Exactness stays with the store, not with this batching: the batch's update holds every condition of a
  * single join (active, not ended, none of its users a member yet) and asks for as many free seats as it

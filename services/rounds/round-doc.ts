@@ -13,7 +13,7 @@ export interface MemberEntry {
   attributes: number[];
 }
 
-/** A round as read on the hot path: the store's own object, not to be changed (Collection.readById). */
+/** A round as read on the hot path: not to be changed (Collection.readById). */
 export type RoundRead = DeepReadonly<RoundDoc>;
 
 /** A round, with the joins it still has to announce in its outbox (written by the join itself). */

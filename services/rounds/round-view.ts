@@ -2,7 +2,7 @@
  * Renders a Round (spec §2.1) from a snapshot for one caller at one instant. Everything computed lives
  * here: status, is_ended by time, seconds_to_end, the format_* strings, seller_type, in_favorites and the
  * caller-dependent masking of participants' phone numbers and of the item's meeting link and password.
- * See docs/decisions/0006 to 0008 for each rule, 0139 for the meeting's.
+ * See docs/decisions/0006 for each rule, 0019 for the meeting's.
  */
 import type { Round, RoundItem, RoundParticipant } from "../../shared/contracts/round";
 import type { ItemInfo } from "../../shared/contracts/stores";
@@ -67,7 +67,7 @@ export const managersOf = (item: Pick<ItemInfo, "store">): readonly string[] => 
 
 /**
  * Who sees the round's meeting link and password: its owner, its members and the managers of the
- * item's store; everyone else reads null (docs/decisions/0139).
+ * item's store; everyone else reads null (docs/decisions/0019).
  */
 export function seesMeeting(snap: RoundSnapshot, callerId: string): boolean {
   return callerId === snap.owner_id || isMember(snap, callerId) || managersOf(snap.item).includes(callerId);

@@ -65,7 +65,7 @@ export class RoundsRepository {
     await this.outbox.init();
   }
 
-  /** The round as stored, for reading only (see Collection.readById): read on every request, so not copied. */
+  /** The round as stored, for reading only (see Collection.readById). */
   findById(id: string): Promise<RoundRead | null> {
     return this.rounds.readById(id);
   }

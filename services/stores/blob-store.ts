@@ -1,6 +1,6 @@
 /**
  * Blob storage port and its local-filesystem engine (MEDIA_DIR, default DATA_DIR/media); with MONGO_URI
- * the pictures go to MongoDB GridFS instead (gridfs-blob-store.ts, docs/decisions/0140). Uploads are
+ * the pictures go to MongoDB GridFS instead (gridfs-blob-store.ts, docs/decisions/0023). Uploads are
  * written as they arrive (never held whole in memory), counted and sniffed on the way (and hashed, when
  * asked), either from a stream (`stage`) or chunk by chunk (`begin`/`append`/`finish`): open-uploads.ts,
  * the same for both engines. `commit` moves a staged upload into place under a random name (never the
@@ -27,7 +27,7 @@ export interface BlobStore {
   open(name: string): Promise<{ stream: Readable; size: number; mime: ImageMime } | null>;
   /**
    * Deletes staged uploads begun or last written more than `olderThanMs` ago
-   * (STAGED_UPLOAD_RETENTION_MINUTES): what a killed process left between stage and commit. An upload
+   * (media-sweep.ts, `stagedRetentionMs`): what a killed process left between stage and commit. An upload
    * still open here is skipped. Resolves to how many went.
    */
   sweepStaged(olderThanMs: number, now?: number): Promise<number>;

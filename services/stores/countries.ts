@@ -1,8 +1,12 @@
 /**
- * A small country table for event locations: the form gives a country name only, a round's location
- * needs its code, phone code and currency. Unknown countries keep their name with empty codes and the
- * default currency (see docs/decisions/0023-store-event-form.md).
+ * A round's location needs its country's code, phone code and currency; the event form gives the
+ * country by name or ISO 3166-1 alpha-2 code. Every country countries-list knows is found by its
+ * English name, a former or short name it lists (Turkey, USA), its native name or its code. A
+ * country it does not know keeps its name with empty codes and the default currency (see
+ * docs/decisions/0023-store-event-form.md).
  */
+import { countries, type ICountry, type TCountryCode } from "countries-list";
+
 export interface CountryInfo {
   code: string;
   name: string;
@@ -10,22 +14,42 @@ export interface CountryInfo {
   currency: string;
 }
 
-const countries: CountryInfo[] = [
-  { code: "RU", name: "Russia", phone_code: "+7", currency: "RUB" },
-  { code: "KZ", name: "Kazakhstan", phone_code: "+7", currency: "KZT" },
-  { code: "BY", name: "Belarus", phone_code: "+375", currency: "BYN" },
-  { code: "AM", name: "Armenia", phone_code: "+374", currency: "AMD" },
-  { code: "GE", name: "Georgia", phone_code: "+995", currency: "GEL" },
-  { code: "UZ", name: "Uzbekistan", phone_code: "+998", currency: "UZS" },
-  { code: "TR", name: "Turkey", phone_code: "+90", currency: "TRY" },
-  { code: "AE", name: "United Arab Emirates", phone_code: "+971", currency: "AED" },
-  { code: "DE", name: "Germany", phone_code: "+49", currency: "EUR" },
-  { code: "GB", name: "United Kingdom", phone_code: "+44", currency: "GBP" },
-  { code: "US", name: "United States", phone_code: "+1", currency: "USD" },
-];
+let byKey: Map<string, CountryInfo> | null = null;
+
+const keyOf = (name: string) => name.trim().toLowerCase();
+
+/** A country's location fields: its first calling code and first currency, as the package orders them. */
+function infoOf(code: string, c: ICountry): CountryInfo {
+  return {
+    code,
+    name: c.name,
+    phone_code: c.phone.length > 0 ? `+${c.phone[0]}` : "",
+    currency: c.currency[0] ?? "",
+  };
+}
+
+/** Every name and code (lower case) → the country's fields; built on the first lookup. */
+function index(): Map<string, CountryInfo> {
+  if (byKey) return byKey;
+  byKey = new Map();
+  // Names first, then codes: a code never hides a name, nor an alias a country's own name.
+  const entries = Object.entries(countries) as [TCountryCode, ICountry][];
+  for (const pass of [
+    (c: ICountry) => [c.name],
+    (c: ICountry) => [...(c.alias ?? []), c.native],
+    (_: ICountry, code: string) => [code],
+  ]) {
+    for (const [code, c] of entries) {
+      for (const key of pass(c, code)) {
+        if (!byKey.has(keyOf(key))) byKey.set(keyOf(key), infoOf(code, c));
+      }
+    }
+  }
+  return byKey;
+}
 
 export function lookupCountry(name: string | null, defaultCurrency: string): CountryInfo {
-  const key = (name ?? "").trim().toLowerCase();
-  const found = countries.find((c) => c.name.toLowerCase() === key || c.code.toLowerCase() === key);
-  return found ?? { code: "", name: name ?? "", phone_code: "", currency: defaultCurrency };
+  const found = index().get(keyOf(name ?? ""));
+  if (!found) return { code: "", name: name ?? "", phone_code: "", currency: defaultCurrency };
+  return found.currency === "" ? { ...found, currency: defaultCurrency } : { ...found };
 }

@@ -1,11 +1,11 @@
 /**
- * The Idempotency-Keys of store events (collection `event_keys`; docs/decisions/0076). One record per
+ * The Idempotency-Keys of store events (collection `event_keys`; docs/decisions/0023). One record per
  * (user, key), made when the key is first used: it names the id the key's event will have (drawn
  * then, before the body is read) and who holds the key now (a lease). The record does not say whether
  * the event exists: the event item with that id does, inserted in one write with its announcement, so
  * a crash at any point leaves either no event (a retry creates it) or the event (a retry replays it).
  * The lease only tells a retry that the first attempt is still running; a dead holder's lease runs
- * out by itself. A record is deleted once it expires (IDEMPOTENCY_KEY_TTL after its first use):
+ * out by itself. A record is deleted once it expires (EVENT_KEY_TTL_MS after its first use):
  * hourly by the stores service's sweep, and on MongoDB by a TTL index as well.
  */
 import { createHash, randomUUID } from "node:crypto";
@@ -24,6 +24,13 @@ export interface EventKeyDoc {
   /** Never before `lease_until`, so no key goes while a request holds it. */
   expires_at: Date;
 }
+
+/**
+ * How long a store event's key is remembered from its first use: 24 hours, the span clients and
+ * payment APIs commonly give an Idempotency-Key, far beyond any retry of an upload (each bounded by
+ * UPLOAD_TIMEOUT_MS), and a record is a few hundred bytes per event.
+ */
+export const EVENT_KEY_TTL_MS = 24 * 60 * 60 * 1000;
 
 /**
  * How long a request holds its key: the longest an upload may take (UPLOAD_TIMEOUT_MS), plus the

@@ -1,6 +1,6 @@
 /**
  * When a store event's request is "the same" as the one that created an event under the same
- * Idempotency-Key (docs/decisions/0076): the same store, every text field with the same exact value
+ * Idempotency-Key (docs/decisions/0023): the same store, every text field with the same exact value
  * (the order of the parts does not matter), and a picture with the same bytes (its SHA-256, computed
  * while it was staged). Anything else is another request, refused 422 at the key.
  */

@@ -2,7 +2,7 @@
  * Creating a store event (§4.4): check the store and its manager, validate the form, move the staged
  * picture into place, write the event item, announce it. Any failure undoes what was done so far: no
  * picture, no item, no half-created event is left behind. With an Idempotency-Key the item's id is the
- * key's (docs/decisions/0076), so its insert is the one moment the event exists: a retry finds it and
+ * key's (docs/decisions/0023), so its insert is the one moment the event exists: a retry finds it and
  * gets its answer again, and two copies of one request racing cannot both insert.
  */
 import type { StoreEvent, StoreEventCreatedEvent } from "../../shared/contracts/stores";
@@ -49,7 +49,7 @@ export interface CreateEventInput {
   userId: string;
   fields: Record<string, string>;
   picture: { staged_id: string; size: number; mime: string | null; sha256?: string } | null;
-  /** The request's Idempotency-Key (docs/decisions/0076). */
+  /** The request's Idempotency-Key (docs/decisions/0023). */
   idempotencyKey?: string;
   /** The request's trace, recorded with `store.event.created` (tracing on only). */
   trace?: TraceContext;

@@ -67,7 +67,7 @@ export const toItemInfo = (item: ItemDoc, store: StoreDoc): ItemInfo => ({
   category: item.category,
   location: item.location,
   attribute_values: item.attribute_values,
-  // The managers see an event round's meeting link and password (docs/decisions/0139).
+  // The managers see an event round's meeting link and password (docs/decisions/0019).
   store: { ...toStoreInfo(store), manager_ids: store.manager_ids },
 });
 

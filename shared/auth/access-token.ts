@@ -19,10 +19,13 @@ export interface AccessClaims {
   iat: number;
 }
 
-export type TokenConfig = Pick<
-  Config,
-  "jwtIssuer" | "accessTokenTtlSeconds" | "refreshAccessTokenMaxAgeSeconds"
->;
+/**
+ * The `iss` of every access token, pinned on verification. A constant: changing it would sign everyone
+ * out, and a backend verifying tokens with the published keys pins this value too.
+ */
+export const JWT_ISSUER = "rounds-platform";
+
+export type TokenConfig = Pick<Config, "accessTokenTtlSeconds" | "refreshAccessTokenMaxAgeSeconds">;
 
 /** The keys a verifier holds. */
 export interface VerificationKeys {
@@ -67,7 +70,7 @@ const someKey = () => (anyPublicKey ??= generateKeyPairSync("ec", { namedCurve: 
 /** Options of both algorithms' verification: issuer pinned; on a refresh, expiry within the bound. */
 function verifyOptions(config: TokenConfig, refresh: boolean): jwt.VerifyOptions {
   return {
-    issuer: config.jwtIssuer,
+    issuer: JWT_ISSUER,
     clockTolerance: refresh ? config.refreshAccessTokenMaxAgeSeconds : 0,
   };
 }
@@ -158,7 +161,7 @@ export function verifyAccessToken(
   throw new TokenInvalidError("invalid signature");
 }
 
-/** The HMAC key of a legacy secret, made once (a string key costs jsonwebtoken a parse per call: 0044). */
+/** The HMAC key of a legacy secret, made once (a string key costs jsonwebtoken a parse per call: decision 0132). */
 const legacyKeys = new Map<string, KeyObject>();
 export function legacyKeyOf(secret: string): KeyObject {
   let key = legacyKeys.get(secret);

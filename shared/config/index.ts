@@ -181,18 +181,6 @@ export const configSchema = {
   adminSocket: entry("ADMIN_SOCKET", "true", "Embedded: take CLI commands on DATA_DIR/admin.sock", bool),
   storeInMemory: entry("STORE_IN_MEMORY", "false", "Embedded store in memory only (tests)", bool),
   storeFsync: entry("STORE_FSYNC", "false", "Answer a write only once it is synced to disk", bool),
-  storeCompactionIntervalSeconds: entry(
-    "STORE_COMPACTION_INTERVAL_SECONDS",
-    "60",
-    "Seconds between compaction checks",
-    int(0, 86_400),
-  ),
-  storeCompactionMaxMb: entry(
-    "STORE_COMPACTION_MAX_MB",
-    "48",
-    "Larger files compacted at start only",
-    int(0, 1_000_000),
-  ),
   mongoUri: entry("MONGO_URI", "", "MongoDB URL (empty: the embedded store)", str),
   mongoUser: entry("MONGO_USER", "", "This process's MongoDB user (empty: none)", str),
   mongoPassword: entry("MONGO_PASSWORD", "", "Password of MONGO_USER (a Secret)", str),
@@ -200,7 +188,6 @@ export const configSchema = {
   jwtPrivateKeys: entry("JWT_PRIVATE_KEYS", "", "Auth only: access-token signing keys (PEM)", privateKeys),
   refreshTokenSecrets: entry("REFRESH_TOKEN_SECRETS", "", "Auth only: refresh-token MAC secrets", list),
   jwtLegacySecrets: entry("JWT_LEGACY_SECRETS", "", "Auth only: former JWT_SECRET values (upgrade)", list),
-  jwtIssuer: entry("JWT_ISSUER", "rounds-platform", "iss claim of access tokens", str),
   accessTokenTtlSeconds: entry("ACCESS_TOKEN_TTL", "900", "Seconds an access token lives", int(30)),
   refreshTokenTtlSeconds: entry("REFRESH_TOKEN_TTL", "2592000", "Seconds a refresh token lives", int(60)),
   refreshGraceSeconds: entry(
@@ -231,12 +218,6 @@ export const configSchema = {
     "2000",
     "Wait for an upload slot before 503 (0: none)",
     int(0, 60_000),
-  ),
-  idempotencyKeyTtlSeconds: entry(
-    "IDEMPOTENCY_KEY_TTL",
-    "86400",
-    "Seconds a store event's key is kept",
-    int(60, 30 * 86_400),
   ),
   uploadTimeoutMs: entry(
     "UPLOAD_TIMEOUT_MS",
@@ -297,42 +278,6 @@ export const configSchema = {
     "15",
     "Silence before JetStream hands a job out again",
     int(2, 86_400),
-  ),
-  notifierMaxDeliveries: entry(
-    "NOTIFIER_MAX_DELIVERIES",
-    "5",
-    "Attempts at a job before it is dead-lettered",
-    int(1, 100),
-  ),
-  notifierJobRetentionHours: entry(
-    "NOTIFIER_JOB_RETENTION_HOURS",
-    "720",
-    "Hours an ended job stays readable",
-    int(1, 87_600),
-  ),
-  notifierBatchRetentionHours: entry(
-    "NOTIFIER_BATCH_RETENTION_HOURS",
-    "24",
-    "Hours an ended job keeps its token batches",
-    int(0, 87_600),
-  ),
-  notifierRecipientRetentionHours: entry(
-    "NOTIFIER_RECIPIENT_RETENTION_HOURS",
-    "24",
-    "Hours an ended job keeps its user ids",
-    int(0, 87_600),
-  ),
-  outboxRetentionHours: entry(
-    "OUTBOX_RETENTION_HOURS",
-    "168",
-    "Hours an unpublished fact is kept",
-    int(1, 87_600),
-  ),
-  stagedUploadRetentionMinutes: entry(
-    "STAGED_UPLOAD_RETENTION_MINUTES",
-    "60",
-    "Minutes left-over uploads are kept",
-    int(1, 10_080),
   ),
   authCacheSeconds: entry(
     "AUTH_CACHE_SECONDS",
@@ -420,28 +365,31 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   }
   checkTokenKeys(config, env);
   checkCredentials(config);
-  // A job is deleted only after what hangs off it (services/notifier/retention.ts).
-  for (const [key, env] of [
-    ["notifierBatchRetentionHours", "NOTIFIER_BATCH_RETENTION_HOURS"],
-    ["notifierRecipientRetentionHours", "NOTIFIER_RECIPIENT_RETENTION_HOURS"],
-  ] as const) {
-    if (config[key] > config.notifierJobRetentionHours) {
-      throw new ConfigError(
-        `${env} must not exceed NOTIFIER_JOB_RETENTION_HOURS (${config.notifierJobRetentionHours})`,
-      );
-    }
-  }
-  // An upload still being received must never be swept (services/stores/media-sweep.ts).
-  if (config.stagedUploadRetentionMinutes * 60_000 < 2 * config.uploadTimeoutMs) {
-    throw new ConfigError(
-      `STAGED_UPLOAD_RETENTION_MINUTES must be at least twice UPLOAD_TIMEOUT_MS (${config.uploadTimeoutMs} ms)`,
-    );
-  }
   return Object.freeze({ ...config, dataDir: path.resolve(config.dataDir) });
 }
 
+/**
+ * Settings that tuned one mechanism each and are now a named constant beside it (with why that value):
+ * what each is now, so that an operator who still sets one learns at start that it is ignored.
+ */
+const NOW_CONSTANTS: Readonly<Record<string, string>> = {
+  NOTIFIER_MAX_DELIVERIES: "a job is attempted 5 times (services/notifier/delivery-bounds.ts)",
+  NOTIFIER_JOB_RETENTION_HOURS: "an ended job is kept 30 days (services/notifier/retention.ts)",
+  NOTIFIER_BATCH_RETENTION_HOURS: "an ended job's batches are kept a day (services/notifier/retention.ts)",
+  NOTIFIER_RECIPIENT_RETENTION_HOURS:
+    "an ended job's user ids are kept a day (services/notifier/retention.ts)",
+  OUTBOX_RETENTION_HOURS: "an unpublished fact is kept 7 days (shared/outbox/expiry.ts)",
+  STAGED_UPLOAD_RETENTION_MINUTES:
+    "left-over uploads go after an hour, or twice UPLOAD_TIMEOUT_MS (services/stores/media-sweep.ts)",
+  IDEMPOTENCY_KEY_TTL: "a store event's key is kept 24 h (services/stores/event-keys.repository.ts)",
+  JWT_ISSUER: 'access tokens are issued by "rounds-platform" (shared/auth/access-token.ts)',
+};
+
 /** Settings no longer read, and what replaced them. */
 export const RETIRED_SETTINGS: Readonly<Record<string, string>> = {
+  ...Object.fromEntries(
+    Object.entries(NOW_CONSTANTS).map(([name, now]) => [name, `${name} is no longer read: ${now}`]),
+  ),
   JWT_SECRET:
     "JWT_SECRET is no longer read: JWT_PRIVATE_KEYS (auth only) signs access tokens and REFRESH_TOKEN_SECRETS keys refresh tokens; put the old value in REFRESH_TOKEN_SECRETS (after a new first secret) and JWT_LEGACY_SECRETS to keep the tokens issued with it working (docs/operations.md, Keys)",
   JWT_ALGORITHM: "JWT_ALGORITHM is no longer read: access tokens are ES256 (JWT_PRIVATE_KEYS)",
@@ -457,7 +405,7 @@ export function retiredSettingsIn(env: Record<string, string | undefined> = proc
 const AUTH_ONLY = ["JWT_PRIVATE_KEYS", "REFRESH_TOKEN_SECRETS", "JWT_LEGACY_SECRETS"] as const;
 
 /**
- * The token keys and secrets (docs/decisions/0133): in any environment, secrets of 32 characters at
+ * The token keys and secrets (docs/decisions/0132): in any environment, secrets of 32 characters at
  * least and a refresh bound within the refresh token's life; in production, keys and secrets present
  * where auth runs and nowhere else, none published, the refresh secret strong, and no retired setting.
  */

@@ -1,6 +1,6 @@
 /**
- * What production refuses among the token keys and secrets (docs/decisions/0133-development-keys-and-
- * production-key-checks.md): a value that appears in the repository (a default, an example, a
+ * What production refuses among the token keys and secrets (docs/decisions/0132-asymmetric-access-
+ * tokens.md): a value that appears in the repository (a default, an example, a
  * placeholder, a test key), and a refresh secret too weak to be 32 random bytes.
  * test/unit/shared/config/key-checks.test.ts scans every tracked file for values given to these settings and PEM private keys, and asserts that
  * production refuses each one: a new example or fixture that these lists miss fails that test.

@@ -15,7 +15,7 @@ export type StoreInfo = Static<typeof StoreInfo>;
 
 /**
  * An item's store as the rounds service embeds it: with its managers, who see an event round's meeting
- * link and password (docs/decisions/0139). Optional: an item cached by a stores process of before names
+ * link and password (docs/decisions/0019). Optional: an item cached by a stores process of before names
  * none.
  */
 export const ItemStoreInfo = Type.Composite([
@@ -94,7 +94,7 @@ export const EventIdempotencyKey = Type.String({
     "Makes a retry safe: the same user sending the same key with the same form (text fields and picture bytes) " +
     "gets the first answer back (header Idempotent-Replayed: true) and no second event or round; with a " +
     "different form, 422; while the first request is still running, 409 with Retry-After. A key is " +
-    "remembered for IDEMPOTENCY_KEY_TTL (24 h by default) from its first use; a request that created nothing " +
+    "remembered for 24 h from its first use; a request that created nothing " +
     "leaves nothing to replay.",
 });
 
@@ -155,7 +155,7 @@ export const CreateEventParams = Type.Object({
 });
 export type CreateEventParams = Static<typeof CreateEventParams>;
 
-/** §2.12, the response of POST /stores/{store_id}/events (plus `round_id`, see docs/decisions/0027). */
+/** §2.12, the response of POST /stores/{store_id}/events (plus `round_id`, see docs/decisions/0023). */
 export const StoreEvent = Type.Object({
   id: Type.String(),
   name: Type.String(),

@@ -143,7 +143,7 @@ export class ConflictError extends AppError {
 
 /**
  * A request with the same Idempotency-Key is still being handled (a retry sent before the first attempt
- * was answered): 409 with Retry-After, so the client asks again once it has been (docs/decisions/0076).
+ * was answered): 409 with Retry-After, so the client asks again once it has been (docs/decisions/0023).
  */
 export class IdempotencyKeyBusyError extends AppError {
   constructor(retryAfterSeconds = 1) {
@@ -188,7 +188,7 @@ export class RequestValidationError extends Errors.ValidationError {
 /**
  * The store cannot be reached now, after the MongoDB driver's own retry: no primary (a replica-set
  * election, a lost network, a shutdown). Answered 503 with `Retry-After` by the gateway, so the client
- * knows it may try again (which operations that is safe for: docs/decisions/0059). Not retried by
+ * knows it may try again (which operations that is safe for: docs/decisions/0014). Not retried by
  * the broker: the driver already did, and every node reaches the same store.
  */
 export class StoreUnavailableError extends Errors.MoleculerServerError {
@@ -226,27 +226,6 @@ export class StoreWriteError extends AppError {
       ErrorType.STORE_WRITE_FAILED,
       { reason, ...info },
     );
-  }
-}
-
-/**
- * A call held while NATS reconnected (shared/runtime/reconnect-hold) ran out of time before the
- * connection, or its callee, was back. Answered 503 with `Retry-After` by the gateway. Never retried by
- * the broker: the call's time is spent, and the call was never sent, so the client may repeat it.
- */
-export class NatsUnavailableError extends Errors.MoleculerServerError {
-  constructor(action: string, nodeID: string) {
-    super(
-      `NATS not connected: '${action}' was held for '${nodeID}' until its deadline`,
-      503,
-      "NATS_UNAVAILABLE",
-      {
-        action,
-        nodeID,
-      },
-    );
-    this.name = "NatsUnavailableError";
-    this.retryable = false;
   }
 }
 

@@ -178,4 +178,9 @@ interface AckBatch {
 
 export type { Backlog, OutboxEntry, OutboxFields, OutboxSource, PendingEntry } from "./entry";
 export { OutboxRelay, type RelayOptions, type Publish } from "./outbox-relay";
-export { outboxExpiryTask, OUTBOX_SWEEP_INTERVAL_MS, type ExpiringOutbox } from "./expiry";
+export {
+  outboxExpiryTask,
+  OUTBOX_RETENTION_MS,
+  OUTBOX_SWEEP_INTERVAL_MS,
+  type ExpiringOutbox,
+} from "./expiry";

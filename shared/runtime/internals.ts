@@ -13,19 +13,14 @@
  */
 import fs from "node:fs";
 import path from "node:path";
+import semver from "semver";
 
 /** Every hook's name (INTERNALS_HOOKS_OFF is checked against this list): a new hook adds its own. */
 export const HOOK_NAMES = [
   "nats-batching",
   "nats-abandoned-dials",
-  "nedb-index-update",
-  "nedb-group-commit",
-  "nedb-read-by-id",
-  "nedb-serialize",
   "http-acceptors",
   "gateway-fast-answers",
-  "upload-scavenge",
-  "v8-pretenuring",
 ] as const;
 
 export type HookName = (typeof HOOK_NAMES)[number];
@@ -51,44 +46,14 @@ export interface HookSettings {
 
 const defaultWarn = (message: string) => process.emitWarning(message, { code: "INTERNALS_HOOK" });
 
-/** A version's numbers, or null for anything but x.y.z (a pre-release never counts as in range). */
-function parts(version: string): [number, number, number] | null {
-  const m = /^v?(\d+)\.(\d+)\.(\d+)$/.exec(version.trim());
-  return m ? [Number(m[1]), Number(m[2]), Number(m[3])] : null;
-}
-
-function compare(a: [number, number, number], b: [number, number, number]): number {
-  for (let i = 0; i < 3; i++) if (a[i] !== b[i]) return a[i] - b[i];
-  return 0;
-}
-
 /**
- * Whether `version` satisfies every comparator of `range` (">=", ">", "<", "<=", "=", or a bare
- * version). Deliberately narrow: hooks declare plain bounds, and an unreadable range or version is
- * "not in range", so the hook stays off.
+ * Whether `version` satisfies `range` (semver's ranges: comparators joined by spaces, e.g.
+ * ">=2.29.0 <3.0.0"). A range left empty, an unreadable range or version, or a pre-release is "not in
+ * range", so the hook stays off.
  */
 export function inRange(version: string, range: string): boolean {
-  const v = parts(version);
-  const comparators = range.trim().split(/\s+/).filter(Boolean);
-  if (!v || comparators.length === 0) return false;
-  return comparators.every((c) => {
-    const m = /^(>=|<=|>|<|=)?(.+)$/.exec(c);
-    const bound = m ? parts(m[2]) : null;
-    if (!m || !bound) return false;
-    const order = compare(v, bound);
-    switch (m[1]) {
-      case ">=":
-        return order >= 0;
-      case ">":
-        return order > 0;
-      case "<":
-        return order < 0;
-      case "<=":
-        return order <= 0;
-      default:
-        return order === 0;
-    }
-  });
+  if (range.trim() === "" || semver.validRange(range) === null) return false;
+  return semver.satisfies(version, range);
 }
 
 /** The installed version of `library` ("node": Node's own), or null when it cannot be read. */

@@ -1,56 +1,58 @@
 /**
- * A small in-process cache in front of the shared one: bounded (past `maxEntries` the oldest entry goes)
- * and with a time to live, for values that a key fully determines (e.g. a round's snapshot at a
- * revision), so a hit skips the round trip to Redis.
+ * A small in-process cache in front of the shared one: bounded (past `maxEntries` the least recently
+ * used entry goes) and with a time to live, for values that a key fully determines (e.g. a round's
+ * snapshot at a revision), so a hit skips the round trip to Redis. lru-cache keeps the entries; its
+ * clock is the time the caller gives (`now`, Date.now() by default), so a request judges every entry
+ * at the one instant it started.
  */
-interface Entry<V> {
-  value: V;
-  expiresAt: number;
-}
+import { LRUCache } from "lru-cache";
 
-export class LocalCache<V> {
-  private readonly entries = new Map<string, Entry<V>>();
+export class LocalCache<V extends NonNullable<unknown>> {
+  private readonly entries: LRUCache<string, V> | null;
+  /** The time of the call being served: lru-cache's clock (its `perf` option). */
+  private at = 0;
   private forgot = 0;
 
-  constructor(
-    private readonly ttlMs: number,
-    private readonly maxEntries: number,
-  ) {}
+  constructor(ttlMs: number, maxEntries: number) {
+    this.entries =
+      ttlMs > 0 && maxEntries > 0
+        ? new LRUCache<string, V>({
+            max: maxEntries,
+            ttl: ttlMs,
+            // Every call reads the time it was given, never one remembered from an earlier call.
+            ttlResolution: 0,
+            perf: { now: () => this.at },
+          })
+        : null;
+  }
 
   get(key: string, now = Date.now()): V | undefined {
-    const entry = this.entries.get(key);
-    if (!entry) return undefined;
-    if (entry.expiresAt <= now) {
-      this.entries.delete(key);
-      return undefined;
-    }
-    return entry.value;
+    this.at = now;
+    return this.entries?.get(key);
   }
 
   set(key: string, value: V, now = Date.now()): void {
-    if (this.ttlMs <= 0 || this.maxEntries <= 0) return;
-    this.entries.delete(key);
-    if (this.entries.size >= this.maxEntries) {
-      const oldest = this.entries.keys().next().value;
-      if (oldest !== undefined) this.entries.delete(oldest);
-    }
-    this.entries.set(key, { value, expiresAt: now + this.ttlMs });
+    this.at = now;
+    this.entries?.set(key, value);
   }
 
   delete(key: string): void {
     this.forgot++;
-    this.entries.delete(key);
+    this.entries?.delete(key);
   }
 
   /** Drops every entry whose value matches (a walk over all of them: for rare events on small caches). */
   deleteWhere(matches: (value: V) => boolean): void {
     this.forgot++;
-    for (const [key, entry] of this.entries) if (matches(entry.value)) this.entries.delete(key);
+    if (!this.entries) return;
+    const gone: string[] = [];
+    this.entries.forEach((value, key) => matches(value) && gone.push(key));
+    for (const key of gone) this.entries.delete(key);
   }
 
   clear(): void {
     this.forgot++;
-    this.entries.clear();
+    this.entries?.clear();
   }
 
   /**
@@ -64,10 +66,10 @@ export class LocalCache<V> {
 
   /** Whether anything is ever kept (a time to live and a bound above 0). */
   get enabled(): boolean {
-    return this.ttlMs > 0 && this.maxEntries > 0;
+    return this.entries !== null;
   }
 
   get size(): number {
-    return this.entries.size;
+    return this.entries?.size ?? 0;
   }
 }

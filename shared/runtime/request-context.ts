@@ -23,7 +23,7 @@ export function currentRequestID(): string | undefined {
 /**
  * From Node 24, AsyncLocalStorage keeps its context in the async frame itself (AsyncContextFrame) and
  * costs next to nothing. Before that it runs on async_hooks' promise hooks, which cost a hot read dearly
- * on Node 20, on every promise (docs/decisions/0050). There the gateway does without it: the request
+ * on Node 20, on every promise (docs/decisions/0038). There the gateway does without it: the request
  * id still reaches the crash log on every error that escapes a request's own promise chain (the
  * gateway tags those), just not on one thrown from a detached callback.
  */

@@ -1,5 +1,6 @@
 import type { Service } from "moleculer";
 import {
+  OUTBOX_RETENTION_MS,
   OUTBOX_SWEEP_INTERVAL_MS,
   OutboxRelay,
   outboxExpiryTask,
@@ -7,7 +8,6 @@ import {
   type ExpiringOutbox,
   type OutboxSource,
 } from "../outbox";
-import { configOf } from "../config";
 import { channelPublisher } from "./channels";
 import { MetricNames } from "./metric-names";
 import { labelledGauge } from "./metrics";
@@ -33,15 +33,14 @@ export function startOutboxRelay(service: Service, outbox: OutboxSource): Outbox
 
 /**
  * Starts the hourly sweep of the service's outbox leftovers (shared/outbox/expiry): entries older than
- * OUTBOX_RETENTION_HOURS are dropped, each logged as an error naming the fact lost. Its first sweep
+ * OUTBOX_RETENTION_MS (seven days) are dropped, each logged as an error naming the fact lost. Its first sweep
  * comes a minute after start, out of the way of the start itself. The service stops it in its
  * `stopped`, before its relay.
  */
 export function startOutboxSweeper(service: Service, outbox: ExpiringOutbox): Sweeper {
-  const retentionMs = configOf(service.broker).outboxRetentionHours * 3_600_000;
   const sweeper = new Sweeper(
     [
-      outboxExpiryTask(`${service.name} outbox leftovers`, outbox, retentionMs, (line) =>
+      outboxExpiryTask(`${service.name} outbox leftovers`, outbox, OUTBOX_RETENTION_MS, (line) =>
         service.logger.error(line),
       ),
     ],

@@ -25,8 +25,6 @@ export function storeWatch(broker: ServiceBroker): StoreWatch {
   return watch;
 }
 
-const mb = (bytes: number): string => (bytes / 2 ** 20).toFixed(1);
-
 function createWatch(broker: ServiceBroker): StoreWatch {
   const logger = broker.getLogger("store");
   // Registered and shown at 0 by the first process part that asks (shared/runtime/metrics).
@@ -43,19 +41,6 @@ function createWatch(broker: ServiceBroker): StoreWatch {
       logger.warn(
         `Store writes succeed again: ${r.store} (${r.path}), after ${r.failures} failed operations ` +
           `since ${r.since.toISOString()}.`,
-      ),
-    compacted: (c) =>
-      logger.info(
-        `Store file compacted: ${c.store} (${c.path}) ${mb(c.bytesBefore)} → ${mb(c.bytesAfter)} MB; ` +
-          `its operations waited ${c.ms} ms.`,
-      ),
-    compactionFailed: (c) =>
-      logger.warn(`Store file not compacted: ${c.store} (${c.path}): ${c.message}; tried again later.`),
-    compactionDeferred: (c) =>
-      logger.warn(
-        `Store file not compacted while running: ${c.store} (${c.path}) is ${mb(c.bytes)} MB, above ` +
-          `STORE_COMPACTION_MAX_MB (${mb(c.maxBytes)}): compacting it would hold its operations too long. ` +
-          `It is compacted when it is next loaded, at start; data of this size belongs in MongoDB.`,
       ),
   };
 }

@@ -13,28 +13,19 @@ import type { StoreWatch } from "./write-failures";
 
 export * from "./port";
 export { NedbStore } from "./nedb";
-export { quietWatch, type Compaction, type StoreWatch, type WriteFailure } from "./write-failures";
+export { quietWatch, type StoreWatch, type WriteFailure } from "./write-failures";
 
 /** Where the embedded engine keeps its files under DATA_DIR. */
 export const dbDir = (config: Pick<Config, "dataDir">): string => path.join(config.dataDir, "db");
 
 /** `watch` hears of writes the store could not make (shared/runtime/store-watch counts and logs them). */
 export async function openStore(config: Config, watch?: StoreWatch): Promise<Store> {
-  const options = {
-    fsync: config.storeFsync,
-    watch,
-    compactionIntervalMs: config.storeCompactionIntervalSeconds * 1000,
-    compactionMaxBytes: config.storeCompactionMaxMb * 2 ** 20,
-  };
+  const options = { fsync: config.storeFsync, watch };
   if (config.mongoUri) {
     const { MongoStore } = await import("./mongo");
     return MongoStore.connect(config.mongoUri, { ...options, auth: config });
   }
-  return new NedbStore(
-    config.storeInMemory ? null : dbDir(config),
-    { off: config.internalsHooksOff },
-    options,
-  );
+  return new NedbStore(config.storeInMemory ? null : dbDir(config), options);
 }
 
 const stores = new WeakMap<object, Promise<Store>>();

@@ -1,8 +1,20 @@
 /**
  * The embedded engine: one NeDB datastore (one append-only file) per collection under DATA_DIR, or in
- * memory for tests. NeDB serialises every operation of a datastore, so a conditional update is atomic.
- * The files are single-process: a lock file stops a second process (a CLI while the server runs) from
- * opening the same folder and corrupting it.
+ * memory for tests, used through NeDB's documented API only. NeDB compacts a file when it loads it, so
+ * at every start; while running a file only grows (the development store: data that outgrows it
+ * belongs in MongoDB). The files are single-process: a lock file stops a second process (a CLI while
+ * the server runs) from opening the same folder and corrupting it.
+ *
+ * What a developer relies on (docs/decisions/0014-two-engines.md, 0079-store-write-errors.md):
+ * - An operation answers once NeDB has appended its lines to the file, so a killed process (-9) has
+ *   lost no write it answered. With STORE_FSYNC the file is also synced before a write answers.
+ * - A write the file system refuses (a full disk) answers StoreWriteError (507), and the collection's
+ *   memory is made equal to its file again: NeDB applies a write to memory before it appends, so the
+ *   file is cut back to where it ended before the write (no torn line) and loaded again
+ *   (`loadDatabaseAsync`). Until a later load finds the file writable, writes are refused.
+ * - One operation of a collection at a time, in the collection's own queue. NeDB serialises a
+ *   datastore's operations too (a conditional update is atomic either way), but it would run the
+ *   operations queued behind a failed write on memory still holding that write's change.
  */
 import fs from "node:fs";
 import path from "node:path";
@@ -18,141 +30,170 @@ import {
   type Update,
 } from "./port";
 import { loadSetting } from "../config";
-import type { HookSettings } from "../runtime/internals";
 import type { StoreWriteError, StoreWriteReason } from "../errors";
-import {
-  compactionDue,
-  compactionPhase,
-  fileSize,
-  liveBytes,
-  mostlyDead,
-  roomToCompact,
-  syncToDisk,
-} from "./nedb-compaction";
-import { NedbDataFile } from "./nedb-data-file";
-import { compactDatafile, hookDatastore } from "./nedb-internals";
 import { fsWriteFailure, quietWatch, WriteHealth, type StoreWatch } from "./write-failures";
 
 type Doc = { _id: string | number };
-
-/** The parts of a NeDB datastore the nedb-read-by-id hook reads. */
-interface NedbInternals<T> {
-  executor: { pushAsync<R>(task: () => Promise<R>): Promise<R> };
-  indexes: { _id: { getMatching(value: unknown): T[] } };
-}
 
 const isUniqueViolation = (err: unknown): boolean =>
   !!err && typeof err === "object" && (err as { errorType?: string }).errorType === "uniqueViolated";
 
 /**
- * After a failed write, how long the collection refuses writes before the next one first checks the
- * file (NedbDataFile.probe): a full disk costs a refusal, not a write and a rebuild of memory, per
- * request, and service is back at most this long after space is freed.
+ * The file system's error behind one of NeDB's: when a load's rewrite of the file cannot sync it, NeDB
+ * throws "Failed to flush to storage" carrying the failed sync's or close's error.
+ */
+function causeOf(err: unknown): unknown {
+  const e = err as { errorOnFsync?: unknown; errorOnClose?: unknown } | null;
+  return (e && typeof e === "object" && (e.errorOnFsync ?? e.errorOnClose)) || err;
+}
+
+/**
+ * After a failed write, how long the collection refuses writes before the next one first loads the
+ * file again (a load rewrites the file, so it is also the check that the disk takes writes): a full
+ * disk costs a refusal per request, not a rewrite, and service is back at most this long after space
+ * is freed.
  */
 const PROBE_INTERVAL_MS = 1000;
 
 export interface NedbCollectionOptions {
-  /** `fdatasync` after each group commit (STORE_FSYNC). */
+  /** Sync a collection's file before a write answers (STORE_FSYNC). */
   fsync: boolean;
   watch: StoreWatch;
-  /**
-   * How often each file is looked at and compacted if it grew enough (STORE_COMPACTION_INTERVAL_SECONDS,
-   * shared/storage/nedb-compaction.ts); 0: only when loaded, and at close if mostly dead lines.
-   */
-  compactionIntervalMs: number;
-  /**
-   * The largest file compacted while running (STORE_COMPACTION_MAX_MB); 0: no limit. A larger one is
-   * compacted only when loaded (docs/decisions/0078-nedb-compaction-while-running.md).
-   */
-  compactionMaxBytes: number;
+}
+
+/** The size of `file`, or null when it cannot be read. */
+function fileSize(file: string): number | null {
+  try {
+    return fs.statSync(file).size;
+  } catch {
+    return null;
+  }
+}
+
+/** `fdatasync` of `file`, in the thread pool. */
+async function syncFile(file: string): Promise<void> {
+  const handle = await fs.promises.open(file, "r");
+  try {
+    await handle.datasync();
+  } finally {
+    await handle.close();
+  }
 }
 
 class NedbCollection<T extends Doc> implements Collection<T> {
-  private readonly file: NedbDataFile;
-  /** Which of NeDB's internals this datastore's operations may use (shared/storage/nedb-internals). */
-  private readonly hooks: ReturnType<typeof hookDatastore>;
   private readonly health: WriteHealth;
-  /** A write failed and no probe since found the file writable: writes are refused. */
+  /** The end of the collection's queue: the last operation asked for, settled either way. */
+  private tail: Promise<unknown> = Promise.resolve();
+  /** A write failed and no load since found the file writable: writes are refused. */
   private blocked = false;
+  /** A load failed before it filled memory: memory may not be what the file holds, reads are refused. */
+  private stale = false;
   private lastProbe = 0;
   private lastFailure: { code: string; reason: StoreWriteReason; cause: unknown } | null = null;
-  /** NeDB's own appends (group commit off): memory being loaded again from the file. */
-  private reloading: Promise<void> | null = null;
-  /**
-   * What the file must double from before a look may compact it: its size after its last compaction
-   * (NeDB compacts at every load too), or its live bytes when a look last found it mostly live; null:
-   * not yet known.
-   */
-  private compactionBase: number | null = null;
-  /** The file has been reported too large to compact while running (said once, not at every look). */
-  private deferralTold = false;
 
   constructor(
     private readonly ds: Datastore<T>,
-    private readonly name: string,
-    private readonly filename: string,
-    settings: HookSettings,
+    name: string,
+    /** The collection's file; null in memory. */
+    private readonly filename: string | null,
     private readonly options: NedbCollectionOptions,
   ) {
-    // (A documented event: after a load, a `compactDatafileAsync`, or a compaction of ours.)
-    ds.on("compaction.done", () => void (this.compactionBase = fileSize(filename)));
-    this.health = new WriteHealth(name, filename, options.watch);
-    this.file = new NedbDataFile(ds as unknown as Datastore<never>, {
-      fsync: options.fsync,
-      // Synchronous, in the turn of the failed write: no write slips through before the refusals start.
-      onWriteFailed: (err) => this.block(err),
+    this.health = new WriteHealth(name, filename ?? "(memory)", options.watch);
+    // Operations start once NeDB has loaded the file (which rewrites it): a write's `end` is taken after.
+    // Should the load fail, NeDB throws it (unhandled, so the process ends) and nothing is answered here.
+    this.tail = (ds.autoloadPromise ?? Promise.resolve()).catch(() => void (this.stale = true));
+  }
+
+  /** Runs `op` once every operation asked for before it has settled. */
+  private queued<R>(op: () => Promise<R>): Promise<R> {
+    const run = this.tail.then(op);
+    this.tail = run.catch(() => undefined);
+    return run;
+  }
+
+  private read<R>(op: () => Promise<R>): Promise<R> {
+    return this.queued(async () => {
+      if (this.stale) await this.admit();
+      return op();
     });
-    this.hooks = hookDatastore(ds as unknown as Datastore<never>, this.file, settings);
   }
 
   /**
-   * Every operation, reads too, answers only once what it changed or saw is on disk (see NedbDataFile),
-   * and a refused write's error stays the engine-neutral one of the port (a duplicate key, or a
-   * StoreWriteError when the file system refused).
+   * A write: refused while the file cannot take writes (see `admit`); answered once NeDB has appended
+   * its lines (and, with STORE_FSYNC, synced them); on a file system's error, undone (`restore`).
    */
-  private async durably<R>(op: Promise<R>, writes = false): Promise<R> {
-    let result: R;
-    try {
-      try {
-        result = await op;
-      } finally {
-        await this.file.settled();
-      }
-    } catch (err) {
-      throw this.translate(err);
-    }
-    if (writes) this.health.succeeded();
-    return result;
-  }
-
-  /** A write: refused while the file cannot take writes (see `admit`). */
   private write<R>(op: () => Promise<R>): Promise<R> {
-    if (this.blocked || this.file.stale) return this.admit().then(() => this.durably(op(), true));
-    return this.durably(op(), true);
+    return this.queued(async () => {
+      if (this.blocked || this.stale) await this.admit();
+      const end = this.filename === null ? null : fileSize(this.filename);
+      let result: R;
+      try {
+        result = await op();
+        if (this.options.fsync && this.filename !== null) await syncFile(this.filename);
+      } catch (err) {
+        throw await this.failed(err, end);
+      }
+      this.health.succeeded();
+      return result;
+    });
   }
 
-  /** A read: refused only while memory may hold changes the file does not (NedbDataFile.stale). */
-  private read<R>(op: () => Promise<R>): Promise<R> {
-    if (this.file.stale) return this.admit().then(() => this.durably(op()));
-    return this.durably(op());
+  /** What the caller of a failed write gets, memory and file first put back in step. */
+  private async failed(err: unknown, end: number | null): Promise<unknown> {
+    // NeDB checks a unique index before it changes memory, and leaves memory as it was.
+    if (isUniqueViolation(err)) return new DuplicateKeyError((err as Error).message);
+    const failure = fsWriteFailure(err);
+    if (!failure) return err;
+    this.block(err);
+    await this.restore(end);
+    return this.health.failed(failure.code, failure.reason, err);
+  }
+
+  /**
+   * After a write the file system refused: the file cut back to `end`, its size before the write (a
+   * write cut short by a full disk leaves a torn line, which would hide the next write's line and,
+   * in a small file, make NeDB refuse to load it), then memory loaded again from the file.
+   */
+  private async restore(end: number | null): Promise<void> {
+    if (this.filename === null) return;
+    if (end !== null) {
+      try {
+        fs.truncateSync(this.filename, end);
+      } catch {
+        // The load below rewrites the file from what it could read of it, which drops a torn line.
+      }
+    }
+    await this.load();
+  }
+
+  /**
+   * NeDB's load: memory as the file holds it, then the file rewritten from memory (a new file, synced,
+   * renamed over the old one). Resolves to whether all of it went through. When only the rewrite
+   * failed, memory still holds what the file does; when the reading failed, memory is empty and the
+   * collection answers nothing until a load succeeds.
+   */
+  private async load(): Promise<boolean> {
+    try {
+      await this.ds.loadDatabaseAsync();
+      this.stale = false;
+      return true;
+    } catch (err) {
+      const cause = causeOf(err);
+      if (fsWriteFailure(cause)) this.block(cause);
+      const read = this.ds.getAllData().length > 0 || fileSize(this.filename as string) === 0;
+      this.stale = !read;
+      return false;
+    }
   }
 
   /**
    * While writes fail, an operation is refused at once, except that at most once per
-   * PROBE_INTERVAL_MS one first checks whether the file takes writes again, and goes ahead if it does.
+   * PROBE_INTERVAL_MS one first loads the file again, and goes ahead if that goes through.
    */
   private async admit(): Promise<void> {
     if (Date.now() - this.lastProbe < PROBE_INTERVAL_MS) throw this.refused();
     this.lastProbe = Date.now();
-    try {
-      if (this.hooks.groupCommit) this.file.probe();
-      // NeDB's own way: loading the file again puts memory back as the file holds it, and compacts it,
-      // a write of every document; done, the file is writable and both agree.
-      else await this.ds.loadDatabaseAsync();
-    } catch (err) {
-      this.block(err);
-      throw this.refused();
-    }
+    if (!(await this.load())) throw this.refused();
     this.blocked = false;
   }
 
@@ -169,23 +210,6 @@ class NedbCollection<T extends Doc> implements Collection<T> {
     return this.health.failed(last.code, last.reason, last.cause);
   }
 
-  /** What the caller of a failed operation gets. */
-  private translate(err: unknown): unknown {
-    if (isUniqueViolation(err)) return new DuplicateKeyError((err as Error).message);
-    const failure = fsWriteFailure(err);
-    if (!failure) return err;
-    this.block(err);
-    // NeDB's own appends change memory first, then write: load it again from the file (the group
-    // commit has already done so, in the turn of the failed write).
-    if (!this.hooks.groupCommit) {
-      this.reloading ??= this.ds
-        .loadDatabaseAsync()
-        .catch(() => undefined)
-        .finally(() => void (this.reloading = null));
-    }
-    return this.health.failed(failure.code, failure.reason, err);
-  }
-
   insertOne(doc: T): Promise<T> {
     return this.write(() => this.ds.insertAsync(doc) as Promise<T>);
   }
@@ -199,21 +223,9 @@ class NedbCollection<T extends Doc> implements Collection<T> {
     return this.read(() => this.ds.findOneAsync(filter as never) as Promise<T | null>);
   }
 
-  /**
-   * The kept document itself, from the `_id` index: no query, no cursor, no copy. It runs in NeDB's
-   * queue like every operation, so it sees every write asked for before it. Without the hook, findOne.
-   * It answers with the turn's group write, as every operation does, though only its own document's
-   * lines matter to it: answered apart, reads made the embedded server serve fewer requests a second
-   * (docs/decisions/0052-nedb-write-path.md).
-   */
+  /** NeDB's `findOne` by `_id`: a copy, which the caller may not change all the same (port.ts). */
   readById(id: T["_id"]): Promise<DeepReadonly<T> | null> {
-    if (!this.hooks.readById) return this.findOne({ _id: id }) as Promise<DeepReadonly<T> | null>;
-    const ds = this.ds as unknown as NedbInternals<T>;
-    return this.read(() =>
-      ds.executor.pushAsync(
-        async () => (ds.indexes._id.getMatching(id)[0] ?? null) as DeepReadonly<T> | null,
-      ),
-    );
+    return this.findOne({ _id: id }) as Promise<DeepReadonly<T> | null>;
   }
 
   find(filter: Filter, options: FindOptions = {}): Promise<T[]> {
@@ -275,90 +287,14 @@ class NedbCollection<T extends Doc> implements Collection<T> {
     // whoever asks for a TTL index sweeps the same documents itself (port.ts).
     // NeDB keeps index definitions in its file and ignores a second ensureIndex for the same field, and
     // it has no API that tells an index's options: so the index is made again at every start, or one
-    // made with other options (an older release) would stay (docs/decisions/0052-nedb-write-path.md).
+    // made with other options (an older release) would stay (docs/decisions/0014-two-engines.md).
     await this.write(() => this.ds.removeIndexAsync(fieldName as string));
     await this.write(() => this.ds.ensureIndexAsync({ fieldName, unique, sparse }));
   }
 
-  async compact(): Promise<void> {
-    await this.durably(this.compactNow(this.ds.getAllData()));
-  }
-
-  /** NeDB's compaction of `docs`, the collection's documents just taken, its file synced ahead. */
-  private compactNow(docs: readonly object[]): Promise<number> {
-    return compactDatafile(this.ds, docs, () => syncToDisk(this.filename));
-  }
-
-  /**
-   * Compacts the file if it has grown enough since its last compaction and at least half of it is dead
-   * lines (nedb-compaction.ts); resolves to whether it did. Its lines are made first (compactDatafile);
-   * then NeDB runs the compaction in the datastore's queue: operations asked for meanwhile wait for it
-   * and then run on the new file (with the group commit, the lines still waiting are written to the old
-   * file first, NedbDataFile.beforeCompaction). A failure leaves the old file as it was and is reported,
-   * never thrown: the collection goes on, and the next look tries again.
-   */
-  async compactIfGrown(): Promise<boolean> {
-    if (this.blocked || this.file.stale) return false;
-    const size = fileSize(this.filename);
-    if (size === null) return false;
-    const base = (this.compactionBase ??= size);
-    if (!compactionDue(size, base)) return false;
-    const watch = this.options.watch;
-    const report = { store: this.name, path: this.filename };
-    if (this.tooLargeToCompact(size)) {
-      const maxBytes = this.options.compactionMaxBytes;
-      if (!this.deferralTold) watch.compactionDeferred?.({ ...report, bytes: size, maxBytes });
-      this.deferralTold = true;
-      return false;
-    }
-    const docs = this.ds.getAllData();
-    const live = liveBytes(docs);
-    if (!mostlyDead(size, live)) {
-      this.compactionBase = live; // grown by inserts more than by dead lines: look again once it has doubled
-      return false;
-    }
-    if (!roomToCompact(this.filename, size)) {
-      watch.compactionFailed?.({ ...report, message: `not compacted: less than ${2 * size} bytes free` });
-      return false;
-    }
-    let held: number;
-    try {
-      held = await this.compactNow(docs); // the documents just estimated, in the same turn
-    } catch (err) {
-      watch.compactionFailed?.({ ...report, message: (err as Error).message ?? String(err) });
-      return false;
-    }
-    const ms = Math.round(held);
-    watch.compacted?.({ ...report, bytesBefore: size, bytesAfter: this.compactionBase ?? 0, ms });
-    return true;
-  }
-
-  /** Whether a file of `size` bytes is above STORE_COMPACTION_MAX_MB (0: no limit). */
-  private tooLargeToCompact(size: number): boolean {
-    const maxBytes = this.options.compactionMaxBytes;
-    return maxBytes > 0 && size > maxBytes;
-  }
-
-  /**
-   * Lets go of the file once every operation asked before it has run, its lines written and synced to
-   * disk. The file is compacted first only if at least half of it is dead lines and it is within
-   * STORE_COMPACTION_MAX_MB: rewriting a file that is mostly live (one grown by inserts) would only make
-   * the stop longer, since NeDB rewrites every file it loads anyway
-   * (docs/decisions/0078-nedb-compaction-while-running.md, which also says why a large file is not).
-   */
+  /** Resolves once every operation asked for before it has settled. */
   async close(): Promise<void> {
-    const size = fileSize(this.filename);
-    const docs = size === null || !this.tooLargeToCompact(size) ? this.ds.getAllData() : null;
-    if (docs && (size === null || mostlyDead(size, liveBytes(docs)))) {
-      await this.durably(this.compactNow(docs)).catch(() => undefined);
-    } else {
-      // An operation through NeDB's queue all the same: whatever was asked before it has run.
-      await this.durably(this.ds.countAsync({ _id: "" })).catch(() => undefined);
-    }
-    this.file.flush();
-    // Synced either way: appends are synced only with STORE_FSYNC, and the flush may follow a compaction.
-    await syncToDisk(this.filename);
-    this.file.release();
+    await this.queued(() => Promise.resolve());
   }
 }
 
@@ -441,57 +377,21 @@ export class NedbStore implements Store {
   readonly engine = "nedb" as const;
   private readonly collections = new Map<string, NedbCollection<Doc>>();
   private readonly options: NedbCollectionOptions;
-  private compactionTimer: NodeJS.Timeout | null = null;
-  /** The pass of `compactGrown` under way, if any: never two at once, and `close` waits for it. */
-  private compacting: Promise<string[]> | null = null;
-  private closed = false;
 
   /**
-   * `dir` null keeps every collection in memory. `hooks`: which of NeDB's internals may be used
-   * (INTERNALS_HOOKS_OFF), and `options.fsync` (STORE_FSYNC), each read alone when a store is opened
-   * without a loaded configuration. `options.watch` hears of failed writes (shared/runtime/store-watch).
+   * `dir` null keeps every collection in memory. `options.fsync` (STORE_FSYNC) is read alone when a
+   * store is opened without a loaded configuration; `options.watch` hears of failed writes
+   * (shared/runtime/store-watch).
    */
   constructor(
     private readonly dir: string | null,
-    private readonly hooks: HookSettings = { off: loadSetting("internalsHooksOff") },
     options: Partial<NedbCollectionOptions> = {},
   ) {
     this.options = {
       fsync: options.fsync ?? loadSetting("storeFsync"),
       watch: options.watch ?? quietWatch,
-      compactionIntervalMs:
-        options.compactionIntervalMs ?? loadSetting("storeCompactionIntervalSeconds") * 1000,
-      compactionMaxBytes: options.compactionMaxBytes ?? loadSetting("storeCompactionMaxMb") * 2 ** 20,
     };
     if (dir) acquireLock(dir);
-    if (dir && this.options.compactionIntervalMs > 0) {
-      // The first check after a random part of the interval: processes started together would otherwise
-      // compact at the same instants (docs/decisions/0052-nedb-write-path.md).
-      const interval = this.options.compactionIntervalMs;
-      const tick = () => void this.compactGrown();
-      this.compactionTimer = setTimeout(() => {
-        tick();
-        if (!this.closed) this.compactionTimer = setInterval(tick, interval).unref();
-      }, compactionPhase(interval)).unref();
-    }
-  }
-
-  /**
-   * Compacts, one after the other, the files that have grown enough since their last compaction
-   * (shared/storage/nedb-compaction.ts); resolves to the names of the collections compacted. One pass
-   * at a time: a pass asked for while one runs gets that one's answer.
-   */
-  compactGrown(): Promise<string[]> {
-    if (this.closed || !this.dir) return Promise.resolve([]);
-    this.compacting ??= (async () => {
-      const done: string[] = [];
-      for (const [name, coll] of [...this.collections]) {
-        if (this.closed) break;
-        if (await coll.compactIfGrown()) done.push(name);
-      }
-      return done;
-    })().finally(() => void (this.compacting = null));
-    return this.compacting;
   }
 
   collection<T extends Doc>(name: string): Collection<T> {
@@ -501,7 +401,7 @@ export class NedbStore implements Store {
       const ds = filename
         ? new Datastore<Doc>({ filename, autoload: true })
         : new Datastore<Doc>({ inMemoryOnly: true });
-      coll = new NedbCollection<Doc>(ds, name, filename ?? "(memory)", this.hooks, this.options);
+      coll = new NedbCollection<Doc>(ds, name, filename, this.options);
       this.collections.set(name, coll);
     }
     return coll as unknown as Collection<T>;
@@ -509,14 +409,9 @@ export class NedbStore implements Store {
 
   async ping(): Promise<void> {}
 
+  /** Lets go of the folder once every operation asked for has settled (each answered once in the file). */
   async close(): Promise<void> {
-    this.closed = true;
-    if (this.compactionTimer) clearTimeout(this.compactionTimer); // the first check's, or the interval's
-    await this.compacting;
-    if (this.dir) {
-      // Each writes out and syncs its file, compacted first if it is mostly dead lines.
-      await Promise.all([...this.collections.values()].map((c) => c.close()));
-    }
+    await Promise.all([...this.collections.values()].map((c) => c.close()));
     this.collections.clear();
     if (this.dir) releaseLock(this.dir);
   }

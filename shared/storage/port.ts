@@ -47,9 +47,8 @@ export interface Collection<T extends { _id: string | number }> {
   insertMany(docs: T[]): Promise<void>;
   findOne(filter: Filter): Promise<T | null>;
   /**
-   * The document with this `_id`, or null, for reading only: an engine may hand out the object it keeps
-   * (NeDB, without the copy `findOne` makes), so the caller must not change it. Writes never change a
-   * kept document either (they replace it), so what was read stays as it was read.
+   * The document with this `_id`, or null, for reading only: an engine may hand out an object it keeps
+   * or caches, so the caller must not change it.
    */
   readById(id: T["_id"]): Promise<DeepReadonly<T> | null>;
   find(filter: Filter, options?: FindOptions): Promise<T[]>;

@@ -26,21 +26,6 @@ export interface StoreWatch {
   failing(f: WriteFailure): void;
   /** A collection's writes succeed again, after `failures` failed operations since `since`. */
   recovered(r: { store: string; path: string; failures: number; since: Date }): void;
-  /** Embedded store: a collection's file was compacted while running (shared/storage/nedb-compaction). */
-  compacted?(c: Compaction): void;
-  /** Embedded store: compacting a collection's file failed or was skipped; the file stays as it was. */
-  compactionFailed?(c: { store: string; path: string; message: string }): void;
-  /** Embedded store: a file has grown past the largest compacted while running (told once per file). */
-  compactionDeferred?(c: { store: string; path: string; bytes: number; maxBytes: number }): void;
-}
-
-/** One compaction of a collection's file: its size before and after, and how long NeDB's queue waited. */
-export interface Compaction {
-  store: string;
-  path: string;
-  bytesBefore: number;
-  bytesAfter: number;
-  ms: number;
 }
 
 /** For stores opened outside a broker (CLI, tests): failures are still thrown, just not reported. */

@@ -6,6 +6,7 @@
  * sent by different processes meet in one trace and parent links hold.
  */
 import { createHash } from "node:crypto";
+import { writeTraceparent } from "./w3c";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const HEX16_OR_32 = /^(?:[0-9a-f]{16}|[0-9a-f]{32})$/i;
@@ -45,5 +46,6 @@ export function w3cTraceId(id: string): string {
 
 /** The W3C `traceparent` header (version 00, sampled) naming a request's trace and one of its spans. */
 export function traceparentOf(traceID: string, spanID: string): string {
-  return `00-${w3cTraceId(traceID)}-${zipkinSpanId(spanID)}-01`;
+  // Both ids are valid (never all zeros), so the propagator always writes one.
+  return writeTraceparent(w3cTraceId(traceID), zipkinSpanId(spanID)) as string;
 }

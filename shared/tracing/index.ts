@@ -46,7 +46,7 @@ export function tracingOptions(config: Config): BrokerOptions["tracing"] {
   };
 }
 
-/** The span exporter TRACING_EXPORTER names, bounded either way (decisions 0064, 0143). */
+/** The span exporter TRACING_EXPORTER names, bounded either way (decisions 0063, 0143). */
 function exporterOf(config: Config): BoundedZipkinExporter | OtlpSpanExporter {
   const options = {
     endpoint: config.tracingEndpoint,

@@ -7,7 +7,7 @@ import { spawnSync } from "node:child_process";
 import { root } from "../support/processes";
 
 function run(script: string) {
-  return spawnSync(process.execPath, ["-r", "ts-node/register/transpile-only", "-e", script], {
+  return spawnSync(process.execPath, ["--require", "tsx/cjs", "-e", script], {
     cwd: root,
     encoding: "utf8",
     timeout: 20_000,

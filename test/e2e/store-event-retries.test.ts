@@ -1,5 +1,5 @@
 /**
- * POST /stores/{store_id}/events with an Idempotency-Key (docs/decisions/0076), in one process and (the
+ * POST /stores/{store_id}/events with an Idempotency-Key (docs/decisions/0023), in one process and (the
  * `cluster` project) across processes: a retry of the same request gets the first answer and makes no
  * second event, picture or round; another request with the key is 422; a retry while the first request
  * still runs is 409 with Retry-After, and replays once the first has been answered; a request that
@@ -214,7 +214,7 @@ describe("POST /stores/{store_id}/events with an Idempotency-Key", () => {
 
   // The stores service's own sweep, reached in its process (one process only).
   (topology === "embedded" ? it : it.skip)(
-    "when the stores service sweeps, then a key past IDEMPOTENCY_KEY_TTL is deleted and a live one stays",
+    "when the stores service sweeps, then a key past its time to live is deleted and a live one stays",
     async () => {
       const keysOf = (await storeOf(sys.broker, sys.config)).collection<
         Record<string, unknown> & { _id: string }

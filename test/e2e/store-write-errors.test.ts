@@ -6,10 +6,10 @@
  * once space is freed, with nothing of the refused requests kept (a refused refresh rotated nothing).
  * The disk fails through fs (test/support/failing-writes); the store's files are on disk here.
  */
-import { loadSetting } from "../../shared/config";
+// First: the failing disk's stand-ins must be in place before NeDB is loaded (see the module).
+import { failWritesIn } from "../support/failing-writes";
 import { dbDir } from "../../shared/storage";
 import { freePort } from "../support/brokers";
-import { failWritesIn } from "../support/failing-writes";
 import { api, newUser, startSystem, type System } from "../support/system";
 
 let sys: System;
@@ -44,63 +44,53 @@ async function untilStored<T extends { status: number }>(request: () => Promise<
   return res;
 }
 
-// The disk fails through fs.writeSync, which the store's group commit writes with. With that hook
-// forced off, NeDB appends through the copy of fs.promises.appendFile it took when it was loaded, out of
-// this file's reach once the system runs; that path's failures are tested in the storage tier
-// (test/storage/nedb-disk.test.ts, "when NeDB's own appends fail").
-const hooksOff = loadSetting("internalsHooksOff");
-const groupCommit = !hooksOff.includes("all") && !hooksOff.includes("nedb-group-commit");
-
 describe("a full disk under the embedded store", () => {
-  (groupCommit ? it : it.skip)(
-    "when joins and refreshes meet a full disk, then 507 saying storage is full, counted on /metrics and logged once per store; once space is freed they succeed, and the refused refresh rotated nothing",
-    async () => {
-      const user = await newUser(sys.broker, "full-disk");
-      const round = sys.manifest.rounds.open;
-      const join = () => api(sys, "POST", `/rounds/${round}/join`, { token: user.access_token, json: null });
-      const refresh = () =>
-        api(sys, "POST", "/auth/refresh-token", {
-          token: user.access_token,
-          json: { refresh_token: user.refresh_token },
+  it("when joins and refreshes meet a full disk, then 507 saying storage is full, counted on /metrics and logged once per store; once space is freed they succeed, and the refused refresh rotated nothing", async () => {
+    const user = await newUser(sys.broker, "full-disk");
+    const round = sys.manifest.rounds.open;
+    const join = () => api(sys, "POST", `/rounds/${round}/join`, { token: user.access_token, json: null });
+    const refresh = () =>
+      api(sys, "POST", "/auth/refresh-token", {
+        token: user.access_token,
+        json: { refresh_token: user.refresh_token },
+      });
+    const errors = jest.spyOn(console, "error").mockImplementation(() => undefined);
+    const warnings = jest.spyOn(console, "warn").mockImplementation(() => undefined);
+    const disk = failWritesIn(dbDir(sys.config), "ENOSPC");
+    try {
+      for (let i = 0; i < 5; i++) {
+        const joined = await join();
+        expect(joined.status).toBe(507);
+        expect(joined.body).toEqual({
+          detail: "Insufficient storage: the server's storage is full, so the change could not be saved",
         });
-      const errors = jest.spyOn(console, "error").mockImplementation(() => undefined);
-      const warnings = jest.spyOn(console, "warn").mockImplementation(() => undefined);
-      const disk = failWritesIn(dbDir(sys.config), "ENOSPC");
-      try {
-        for (let i = 0; i < 5; i++) {
-          const joined = await join();
-          expect(joined.status).toBe(507);
-          expect(joined.body).toEqual({
-            detail: "Insufficient storage: the server's storage is full, so the change could not be saved",
-          });
-          expect(joined.headers.get("retry-after")).toBeNull();
-          const refreshed = await refresh();
-          expect(refreshed.status).toBe(507);
-          expect(refreshed.body.detail).toMatch(/storage is full/);
-        }
-        expect(await writeErrors("rounds", "ENOSPC")).toBeGreaterThanOrEqual(5);
-        expect(await writeErrors("refresh_families", "ENOSPC")).toBeGreaterThanOrEqual(5);
-        const lines = errors.mock.calls.map((args) => args.join(" "));
-        for (const store of ["rounds", "refresh_families"]) {
-          const about = lines.filter((l) => l.includes(`Store writes fail: ${store} (`));
-          expect(about).toHaveLength(1);
-          expect(about[0]).toContain(`${dbDir(sys.config)}/${store}.db`);
-          expect(about[0]).toContain("ENOSPC");
-        }
-        expect(lines.filter((l) => /Internal Server Error|Unexpected error/.test(l))).toEqual([]);
-      } finally {
-        disk.restore();
+        expect(joined.headers.get("retry-after")).toBeNull();
+        const refreshed = await refresh();
+        expect(refreshed.status).toBe(507);
+        expect(refreshed.body.detail).toMatch(/storage is full/);
       }
-
-      // Space is freed: each store checks its file again at most a second after its last check.
-      expect((await untilStored(join)).status).toBe(200);
-      expect((await untilStored(refresh)).status).toBe(200);
-      const recovered = warnings.mock.calls.map((args) => args.join(" "));
+      expect(await writeErrors("rounds", "ENOSPC")).toBeGreaterThanOrEqual(5);
+      expect(await writeErrors("refresh_families", "ENOSPC")).toBeGreaterThanOrEqual(5);
+      const lines = errors.mock.calls.map((args) => args.join(" "));
       for (const store of ["rounds", "refresh_families"]) {
-        expect(recovered.filter((l) => l.includes(`Store writes succeed again: ${store} (`))).toHaveLength(1);
+        const about = lines.filter((l) => l.includes(`Store writes fail: ${store} (`));
+        expect(about).toHaveLength(1);
+        expect(about[0]).toContain(`${dbDir(sys.config)}/${store}.db`);
+        expect(about[0]).toContain("ENOSPC");
       }
-      errors.mockRestore();
-      warnings.mockRestore();
-    },
-  );
+      expect(lines.filter((l) => /Internal Server Error|Unexpected error/.test(l))).toEqual([]);
+    } finally {
+      disk.restore();
+    }
+
+    // Space is freed: each store checks its file again at most a second after its last check.
+    expect((await untilStored(join)).status).toBe(200);
+    expect((await untilStored(refresh)).status).toBe(200);
+    const recovered = warnings.mock.calls.map((args) => args.join(" "));
+    for (const store of ["rounds", "refresh_families"]) {
+      expect(recovered.filter((l) => l.includes(`Store writes succeed again: ${store} (`))).toHaveLength(1);
+    }
+    errors.mockRestore();
+    warnings.mockRestore();
+  });
 });

@@ -33,7 +33,6 @@ maybe("the cluster with every internals hook forced off", () => {
         /Internals hook 'nats-batching' not applied \(forced off by INTERNALS_HOOKS_OFF\)/,
       );
     }
-    expect(log("rounds")).toMatch(/Internals hook 'nedb-group-commit' not applied \(forced off/);
     for (const p of cluster.processes.values()) {
       expect(cluster.client.registry.nodes.get(p.nodeID)?.metadata).toEqual({});
     }

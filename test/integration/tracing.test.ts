@@ -299,7 +299,7 @@ maybe("tracing across processes", () => {
       metricsPort,
       inspectPort,
       closeCollector: () => collector.close(),
-      // Each failed batch takes what waits behind it (decision 0064): the queue is empty again.
+      // Each failed batch takes what waits behind it (decision 0063): the queue is empty again.
       queuedBelow: 100,
       heldAtMost: 0,
     });

@@ -1,5 +1,5 @@
 /**
- * Abuse (docs/decisions/0137), against the running system in both topologies: limits per client
+ * Abuse (docs/decisions/0037), against the running system in both topologies: limits per client
  * address before authentication, X-Forwarded-For believed only from TRUSTED_PROXIES, a stricter limit
  * on refused credentials, and the default limits on writes. The trusted proxy here is 127.0.0.2 (the
  * test connects from it: all of 127.0.0.0/8 is this host); requests from 127.0.0.1 are an untrusted

@@ -1,5 +1,5 @@
 /**
- * Answers and bodies (docs/decisions/0136), as an auditor checks them against the running system, in
+ * Answers and bodies (docs/decisions/0037), as an auditor checks them against the running system, in
  * both topologies: what every answer says of its type and of caching, how large a body each route
  * reads, and that fields a route does not know never reach a service.
  */

@@ -1,9 +1,10 @@
 /**
- * The token keys as an attacker or auditor meets them (docs/decisions/0132, 0133), in both topologies:
+ * The token keys as an attacker or auditor meets them (docs/decisions/0132), in both topologies:
  * no published secret signs, the public keys are published and nothing else, and a refresh is refused
  * with an access token that expired too long ago.
  */
 import jwt from "jsonwebtoken";
+import { JWT_ISSUER } from "../../shared/auth/access-token";
 import { publicKeyOfJwk } from "../../shared/auth/jwk";
 import { PUBLISHED_SECRETS } from "../../shared/config/key-checks";
 import { api, newUser, startSystem, type System } from "../support/system";
@@ -57,7 +58,7 @@ describe("GET /.well-known/jwks.json", () => {
     const token = sys.manifest.users.bob.access_token;
     const kid = jwt.decode(token, { complete: true })!.header.kid;
     const key = publicKeyOfJwk(res.body.keys.find((k) => k.kid === kid))!.key;
-    expect(jwt.verify(token, key, { algorithms: ["ES256"], issuer: sys.config.jwtIssuer })).toMatchObject({
+    expect(jwt.verify(token, key, { algorithms: ["ES256"], issuer: JWT_ISSUER })).toMatchObject({
       sub: sys.manifest.users.bob.id,
     });
   });

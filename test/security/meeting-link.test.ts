@@ -1,7 +1,7 @@
 /**
  * An event round's meeting link and password, as an outsider tries to read them (docs/security.md), in
  * both topologies: only the round's owner, its members and its store's managers see them; everyone
- * else reads null, also from the answer the gateway keeps for all callers (docs/decisions/0139).
+ * else reads null, also from the answer the gateway keeps for all callers (docs/decisions/0019).
  */
 import { MEETING, meetingAsSeenBy, meetingRound, type MeetingRound } from "../support/event-rounds";
 import { api, newUser, startSystem, type System } from "../support/system";

@@ -1,7 +1,7 @@
 /**
  * Multicast requests as an attacker sends them (docs/security.md), in both topologies: key names a
  * document store or a JavaScript object treats specially are stored and delivered as they came, never a
- * 500 (docs/decisions/0138); a job is read only by the API key that made it (docs/decisions/0139).
+ * 500 (docs/decisions/0028); a job is read only by the API key that made it (docs/decisions/0019).
  */
 import { call } from "../../shared/contracts";
 import { startFakeFcm, type FakeFcm } from "../support/fake-fcm";

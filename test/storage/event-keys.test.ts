@@ -1,5 +1,5 @@
 /**
- * The Idempotency-Keys of store events on every engine (docs/decisions/0076): a key is taken by one
+ * The Idempotency-Keys of store events on every engine (docs/decisions/0023): a key is taken by one
  * request at a time (a lease), keeps the event id it was given until it expires, frees itself when its
  * holder died, and is deleted by the sweep once expired, never while a request holds it.
  */

@@ -3,13 +3,14 @@
  * at a time (a lock file holding the owner's pid; a dead owner's lock is taken over), and a write the
  * disk refuses fails every operation that depended on it, leaving memory and file as they were.
  */
+// First: the failing disk's stand-ins must be in place before NeDB is loaded (see the module).
+import { failWritesIn, writeError } from "../support/failing-writes";
 import { execFile, spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { NedbStore } from "../../shared/storage";
 import { UsersRepository } from "../../services/users/users.repository";
-import { failWritesIn, writeError } from "../support/failing-writes";
 
 interface Doc {
   _id: string;
@@ -24,9 +25,8 @@ const freshDir = (): string => path.join(root, `db-${++dirs}`);
 const lockOf = (dir: string): string => path.join(dir, ".lock");
 
 const open = new Set<NedbStore>();
-/** `groupCommit`: the nedb-group-commit hook whatever INTERNALS_HOOKS_OFF says (tests of the hook itself). */
-const openStore = (dir: string, groupCommit = false): NedbStore => {
-  const store = groupCommit ? new NedbStore(dir, { off: [] }) : new NedbStore(dir);
+const openStore = (dir: string): NedbStore => {
+  const store = new NedbStore(dir);
   open.add(store);
   return store;
 };
@@ -47,7 +47,7 @@ const deadPid = (): Promise<number> =>
 
 /** Runs a writer script in its own process and kills it (-9) as soon as it prints "written". */
 async function killedOnceWritten(script: string): Promise<void> {
-  const child = spawn(process.execPath, ["-r", "ts-node/register/transpile-only", "-e", script], {
+  const child = spawn(process.execPath, ["--require", "tsx/cjs", "-e", script], {
     cwd: path.resolve(__dirname, "../.."),
     stdio: ["ignore", "pipe", "inherit"],
   });
@@ -101,7 +101,7 @@ describe("NeDB on disk", () => {
     await closeStore(second);
   });
 
-  it("when a process is killed (-9) right after its writes, with a compaction between them, then the next store on the folder finds every write", async () => {
+  it("when a process is killed (-9) right after its writes, then the next store on the folder finds every write", async () => {
     const dir = freshDir();
     const script = `
       const { NedbStore } = require("./shared/storage");
@@ -109,7 +109,6 @@ describe("NeDB on disk", () => {
         const docs = new NedbStore(${JSON.stringify(dir)}).collection("things");
         await docs.insertMany([{ _id: "a", n: 1 }, { _id: "b", n: 2 }, { _id: "c", n: 3 }]);
         await docs.updateOne({ _id: "a" }, { $inc: { n: 10 } });
-        await docs.compact();
         await docs.updateOne({ _id: "b" }, { $set: { n: 20 } });
         await docs.deleteOne({ _id: "c" });
         await docs.insertOne({ _id: "d", n: 4 });
@@ -155,22 +154,6 @@ describe("NeDB on disk", () => {
     await closeStore(store);
   }, 30_000);
 
-  it("when writes finish in the same turn of the event loop, then their lines go to the file in one write", async () => {
-    const store = openStore(freshDir(), true);
-    const docs = store.collection<{ _id: string; n: number }>("things");
-    await docs.insertOne({ _id: "warm-up", n: 0 });
-    const writes = jest.spyOn(fs, "writeSync");
-    try {
-      await Promise.all(Array.from({ length: 50 }, (_, i) => docs.insertOne({ _id: `d${i}`, n: i })));
-      expect(writes.mock.calls.length).toBeGreaterThanOrEqual(1);
-      expect(writes.mock.calls.length).toBeLessThanOrEqual(2);
-    } finally {
-      writes.mockRestore();
-    }
-    expect(await docs.count({})).toBe(51);
-    await closeStore(store);
-  });
-
   it("when a read sees a write that was not awaited, then the read answers only after that write is in the file", async () => {
     const dir = freshDir();
     const store = openStore(dir);
@@ -186,7 +169,7 @@ describe("NeDB on disk", () => {
 
   it("when readById sees a change or removal that was not awaited, then it answers only after that line is in the file", async () => {
     const dir = freshDir();
-    const store = openStore(dir, true);
+    const store = openStore(dir);
     const docs = store.collection<{ _id: string; n: number }>("things");
     await docs.insertMany([
       { _id: "changed", n: 0 },
@@ -200,19 +183,6 @@ describe("NeDB on disk", () => {
     expect(await docs.readById("removed")).toBeNull();
     expect(fs.readFileSync(file, "utf8")).toContain('{"$$deleted":true,"_id":"removed"}');
     await Promise.all([change, removal]);
-    await closeStore(store);
-  });
-
-  it("when readById reads a document while only another one's change waits for its write, then it answers with that write, not before", async () => {
-    const dir = freshDir();
-    const store = openStore(dir, true);
-    const docs = store.collection<{ _id: string; n: number }>("things");
-    await docs.insertOne({ _id: "read", n: 0 });
-    const other = docs.insertOne({ _id: "other", n: 1 });
-    expect(await docs.readById("read")).toEqual({ _id: "read", n: 0 });
-    // Answered with the turn's group write, as every operation is (decision 0052).
-    expect(fs.readFileSync(path.join(dir, "things.db"), "utf8")).toContain('"_id":"other"');
-    await other;
     await closeStore(store);
   });
 
@@ -258,7 +228,7 @@ new NedbStore(process.argv[1]);`;
     const result = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
       execFile(
         process.execPath,
-        ["-r", "ts-node/register/transpile-only", "-e", script, dir],
+        ["--require", "tsx/cjs", "-e", script, dir],
         { cwd: path.resolve(__dirname, "../.."), timeout: 10_000 },
         (err, _stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stderr }),
       );
@@ -342,7 +312,7 @@ describe("NeDB on a disk that fails", () => {
   ];
 
   async function seededStore(dir: string, options: { fsync?: boolean } = {}) {
-    const store = new NedbStore(dir, { off: [] }, options);
+    const store = new NedbStore(dir, options);
     open.add(store);
     const things = store.collection<Thing>("things");
     await things.createIndex({ fields: ["email"], unique: true, sparse: true });
@@ -350,24 +320,27 @@ describe("NeDB on a disk that fails", () => {
     return { store, things, file: path.join(dir, "things.db") };
   }
 
-  it("when the disk fills up in the middle of a group's write, then each operation of the group fails with 507, and neither memory nor the file (cut back, and loaded again) holds any of them", async () => {
+  it("when the disk fills up in the middle of a write, then it and the writes asked with it fail with 507, and neither memory nor the file (cut back, and loaded again) holds any of them", async () => {
     const dir = freshDir();
     const { store, things, file } = await seededStore(dir);
     const before = fs.readFileSync(file, "utf8");
     const disk = failWritesIn(dir, "ENOSPC", { partialFirst: true });
     try {
-      const results = await Promise.allSettled([
+      const writes = Promise.allSettled([
         things.insertOne({ _id: "inserted", n: 1, email: "a@x" }),
         things.updateOne({ _id: "updated" }, { $set: { n: 99 } }),
         things.deleteOne({ _id: "deleted" }),
         things.findOneAndUpdate({ _id: "kept" }, { $inc: { n: 1 } }, { upsert: true }),
         things.updateOne({ _id: "new" }, { $set: { n: 5 } }, { upsert: true }),
       ]);
+      // A read asked along with them answers without any of them.
+      expect(await things.findOne({ _id: "inserted" })).toBeNull();
+      const results = await writes;
       expect(results.map((r) => r.status)).toEqual(Array(5).fill("rejected"));
       for (const r of results) {
         expect((r as PromiseRejectedResult).reason).toEqual(storeWriteError("full", "ENOSPC"));
       }
-      // Half of the group reached the file before the disk was full: it was cut off again.
+      // Half of the first write's line reached the file before the disk was full: it was cut off again.
       expect(fs.readFileSync(file, "utf8")).toBe(before);
       expect(await things.find({}, { sort: { _id: 1 } })).toEqual(seeded);
       expect(await reloaded(dir)).toEqual(seeded);
@@ -428,65 +401,46 @@ describe("NeDB on a disk that fails", () => {
     await closeStore(again);
   });
 
-  it("when STORE_FSYNC is on, then each group is synced once, and a failed sync fails the group and takes its lines out of the file", async () => {
+  it("when STORE_FSYNC is on, then a write is synced before it answers, and a failed sync fails it, takes its line out of the file and leaves memory without it", async () => {
     const dir = freshDir();
     const { store, things, file } = await seededStore(dir, { fsync: true });
-    const syncs = jest.spyOn(fs, "fdatasyncSync");
+    const realOpen = fs.promises.open;
+    let failSync = false;
+    const syncs: string[] = [];
+    const opens = jest.spyOn(fs.promises, "open").mockImplementation((async (...args: unknown[]) => {
+      const handle = await (realOpen as (...a: unknown[]) => Promise<fs.promises.FileHandle>)(...args);
+      if (args[0] !== file) return handle;
+      handle.datasync = async () => {
+        syncs.push(fs.readFileSync(file, "utf8"));
+        if (failSync) throw Object.assign(writeError("EIO"), { syscall: "fdatasync" });
+      };
+      return handle;
+    }) as typeof fs.promises.open);
     try {
-      await Promise.all(Array.from({ length: 20 }, (_, i) => things.insertOne({ _id: `d${i}`, n: i })));
-      expect(syncs.mock.calls.length).toBeGreaterThanOrEqual(1);
-      expect(syncs.mock.calls.length).toBeLessThanOrEqual(2);
+      await things.insertOne({ _id: "synced", n: 1 });
+      // Synced with its line in the file, before it answered.
+      expect(syncs).toHaveLength(1);
+      expect(syncs[0]).toContain('"_id":"synced"');
 
-      const before = fs.readFileSync(file, "utf8");
-      syncs.mockImplementationOnce(() => {
-        throw Object.assign(writeError("EIO"), { syscall: "fdatasync" });
-      });
-      const results = await Promise.allSettled([
-        things.insertOne({ _id: "unsynced", n: 1 }),
-        things.updateOne({ _id: "kept" }, { $set: { n: 7 } }),
-      ]);
-      expect(results.map((r) => r.status)).toEqual(["rejected", "rejected"]);
-      expect((results[0] as PromiseRejectedResult).reason).toEqual(storeWriteError("unwritable", "EIO"));
-      expect(fs.readFileSync(file, "utf8")).toBe(before);
-      expect(await things.findOne({ _id: "unsynced" })).toBeNull();
-      expect(await things.findOne({ _id: "kept" })).toEqual({ _id: "kept", n: 0 });
-    } finally {
-      syncs.mockRestore();
-    }
-    await onceWritable(() => things.insertOne({ _id: "synced", n: 2 }));
-    expect((await reloaded(dir)).map((d) => d._id)).toContain("synced");
-    await closeStore(store);
-  });
-
-  it("when NeDB's own appends fail (group commit off), then the operation fails with 507, memory is loaded again from the file, and writes resume once the disk works", async () => {
-    const dir = freshDir();
-    // NeDB keeps fs.promises.appendFile from when it was loaded: a fresh copy of it sees the stand-in.
-    const realAppend = fs.promises.appendFile;
-    let failing = false;
-    const appends = jest.spyOn(fs.promises, "appendFile").mockImplementation((async (...args: unknown[]) => {
-      if (failing) throw writeError("ENOSPC");
-      return (realAppend as (...a: unknown[]) => Promise<void>)(...args);
-    }) as typeof fs.promises.appendFile);
-    try {
-      let FreshStore: typeof NedbStore = NedbStore;
-      jest.isolateModules(() => {
-        FreshStore = (require("../../shared/storage/nedb") as { NedbStore: typeof NedbStore }).NedbStore;
-      });
-      const store = new FreshStore(dir, { off: ["all"], warn: () => undefined });
-      open.add(store);
-      const things = store.collection<Thing>("things");
-      await things.insertMany(seeded);
-      failing = true;
-      await expect(things.insertOne({ _id: "lost", n: 1 })).rejects.toEqual(
-        storeWriteError("full", "ENOSPC"),
+      failSync = true;
+      await expect(things.updateOne({ _id: "kept" }, { $set: { n: 7 } })).rejects.toEqual(
+        storeWriteError("unwritable", "EIO"),
       );
-      expect(await things.find({}, { sort: { _id: 1 } })).toEqual(seeded);
-      failing = false;
+      expect(syncs[1]).toContain('{"_id":"kept","n":7}');
+      expect(fs.readFileSync(file, "utf8")).not.toContain('"n":7');
+      expect(await things.findOne({ _id: "kept" })).toEqual({ _id: "kept", n: 0 });
+      failSync = false;
       await onceWritable(() => things.insertOne({ _id: "after", n: 2 }));
-      expect((await reloaded(dir)).map((d) => d._id)).toEqual(["after", "deleted", "kept", "updated"]);
-      await closeStore(store);
     } finally {
-      appends.mockRestore();
+      opens.mockRestore();
     }
+    expect((await reloaded(dir)).map((d) => [d._id, d.n])).toEqual([
+      ["after", 2],
+      ["deleted", 0],
+      ["kept", 0],
+      ["synced", 1],
+      ["updated", 0],
+    ]);
+    await closeStore(store);
   });
 });

@@ -223,7 +223,7 @@ describeEachEngine("JobsRepository", (store) => {
     let current: JobDoc | null = null;
     for (let i = 0; i < maxDeliveries; i++) current = await repo.startDelivery(job._id, at(i));
     expect(current?.deliveries).toBe(maxDeliveries);
-    // notifier.deliver: deliveries >= NOTIFIER_MAX_DELIVERIES → fail instead of another attempt.
+    // notifier.deliver: deliveries >= MAX_DELIVERIES → fail instead of another attempt.
     await repo.fail(job._id, `gave up after ${current!.deliveries} delivery attempts`, at(10), RETENTION);
     expect(await repo.find(job._id)).toMatchObject({
       status: "failed",

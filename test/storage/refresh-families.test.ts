@@ -1,6 +1,6 @@
 /**
  * RefreshFamiliesRepository on every engine: the conditional updates behind refresh-token rotation with
- * one document per sign-in (docs/decisions/0091), written once in MongoDB's query language.
+ * one document per sign-in (docs/decisions/0003), written once in MongoDB's query language.
  */
 import {
   RefreshFamiliesRepository,

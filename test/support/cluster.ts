@@ -20,7 +20,7 @@ import { dbDir } from "../../shared/storage";
 import { MongoStore } from "../../shared/storage/mongo";
 import { freePort, startNatsServer, startRedisServer, type RunningBroker } from "./brokers";
 import { dropDatabase, mongoForTests, uniqueDatabaseName, withDatabase } from "./mongo";
-import { bin, buildDist, childEnv, root, stopProcess } from "./processes";
+import { bin, buildDist, childEnv, root, SERVER_NODE_FLAGS, stopProcess } from "./processes";
 import { newRefreshSecret, newSigningKeyPem } from "./token-keys";
 import { nedbFolderReader, type StoreReader } from "./store-reader";
 
@@ -126,7 +126,7 @@ function serviceProcess(
     env,
     start() {
       const out = fs.openSync(logFile, "a");
-      proc.child = spawn(process.execPath, [...nodeArgs, bin("start")], {
+      proc.child = spawn(process.execPath, [...SERVER_NODE_FLAGS, ...nodeArgs, bin("start")], {
         cwd: root,
         env: { ...proc.env, SERVICES: name, NODE_ID: nodeID, DATA_DIR: dataDir },
         stdio: ["ignore", out, out],

@@ -5,6 +5,7 @@
 import type { KeyObject } from "node:crypto";
 import jwt from "jsonwebtoken";
 import { authKeysOf } from "../../services/auth/auth-keys";
+import { JWT_ISSUER } from "../../shared/auth/access-token";
 import { signingKeysOf, type SigningKey } from "../../shared/auth/jwk";
 import { configOf } from "../../shared/config";
 import type { System } from "./system";
@@ -43,7 +44,7 @@ export function signAccessToken(
     signing ? signing.privateKey : (key as KeyObject | string),
     {
       algorithm: opts.algorithm ?? "ES256",
-      issuer: opts.issuer ?? sys.config.jwtIssuer,
+      issuer: opts.issuer ?? JWT_ISSUER,
       ...(kid ? { keyid: kid } : {}),
     },
   );

@@ -67,7 +67,7 @@ describe(".ci/run", () => {
     expect(install).toBeGreaterThan(0);
     expect(commands.slice(install + 1, install + 3)).toEqual([
       expect.stringMatching(/^echo "== audit \(npm audit --omit=dev --audit-level=high;/),
-      "node -r ts-node/register/transpile-only bin/audit.ts",
+      "npx tsx bin/audit.ts",
     ]);
     const audit = read("bin/audit.ts");
     expect(audit).toContain('["audit", "--omit=dev", "--audit-level=high", "--json"]');

@@ -3,7 +3,7 @@
  * service, variable, port and probe they name must exist in the services, the config schema and the
  * health endpoints; each kind of process starts with its own Node options and memory, the same in
  * compose and Kubernetes; the observability profile scrapes every process and loads the dashboard.
- * And their hardening (docs/decisions/0134, 0135): credentials only where they are used, none shipped,
+ * And their hardening (docs/decisions/0134): credentials only where they are used, none shipped,
  * compose refusing to start without them, pods locked down, only the gateway open to the outside.
  */
 import fs from "node:fs";
@@ -12,6 +12,7 @@ import { parse, parseAllDocuments } from "yaml";
 import { configSchema } from "../../shared/config";
 import { serviceNames } from "../../app/broker";
 import { DEPLOYED, heapBoundMb, PROCESS_KINDS, type ProcessKind } from "../support/deployed";
+import { SERVER_NODE_FLAGS } from "../support/processes";
 import { ALL_USERS, passwordEnvOf, SERVICE_USERS } from "../../shared/ops/nats-auth";
 import { MONGO_USERS, mongoPasswordEnvOf, redisPasswordEnvOf } from "../../shared/ops/store-users";
 import { DEPLOYED_GENERATED } from "../../shared/ops/deployed-files";
@@ -24,7 +25,7 @@ const knownEnv = new Set([...Object.values(configSchema).map((e) => e.env), "NOD
 const knownServices = new Set(serviceNames);
 const infra = new Set(["nats", "redis", "mongo"]);
 const observability = new Set(["prometheus", "grafana"]);
-/** Memory a Node process needs beyond its heap: code, buffers, native libraries (docs/decisions/0084). */
+/** Memory a Node process needs beyond its heap: code, buffers, native libraries (docs/decisions/0060). */
 const HEADROOM_MI = 128;
 
 const composeFile = () =>
@@ -151,7 +152,14 @@ describe("deploy/Dockerfile", () => {
     expect(dockerfile.match(/^FROM /gm)?.length).toBe(2);
     expect(dockerfile).toMatch(/npm ci --omit=dev/);
     expect(dockerfile).toMatch(/^USER node$/m);
-    expect(dockerfile).toMatch(/CMD \["node", "dist\/bin\/start.js"\]/);
+    expect(dockerfile).toMatch(/CMD \["node", "--no-allocation-site-pretenuring", "dist\/bin\/start.js"\]/);
+  });
+
+  it("when read, then its command gives Node the flags that npm start and the tests' server processes give", () => {
+    const cmd = JSON.parse(/^CMD (\[.*\])$/m.exec(dockerfile)?.[1] ?? "[]") as string[];
+    expect(cmd).toEqual(["node", ...SERVER_NODE_FLAGS, "dist/bin/start.js"]);
+    const scripts = JSON.parse(read("package.json")).scripts;
+    for (const name of ["start", "serve"]) expect(scripts[name]).toBe(cmd.join(" "));
   });
 
   it("when read, then both stages build on the Node that CI runs the whole suite on (.ci/node24)", () => {
@@ -306,7 +314,7 @@ describe("the image compose builds and Kubernetes runs", () => {
   });
 });
 
-describe("credentials and hardening (docs/decisions/0134, 0135)", () => {
+describe("credentials and hardening (docs/decisions/0134)", () => {
   const composeText = read("docker-compose.yml");
   const compose = composeFile();
   const apps = Object.entries(compose.services).filter(

@@ -33,7 +33,7 @@ describe("documents", () => {
     expect(total(docs)).toBeLessThanOrEqual(250 * KB);
   });
 
-  it("when the decisions are added up, index and stubs included, then they come to at most 160 KB", () => {
+  it("when the decisions are added up, index included, then they come to at most 160 KB", () => {
     expect(total(docs.filter((f) => f.startsWith("docs/decisions/")))).toBeLessThanOrEqual(160 * KB);
   });
 

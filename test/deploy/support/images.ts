@@ -16,7 +16,7 @@ import { createHash } from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { buildDist, root } from "../../support/processes";
+import { buildDist, root, SERVER_NODE_FLAGS } from "../../support/processes";
 import { label, podman, runId } from "./podman";
 
 const node24Package = JSON.parse(fs.readFileSync(path.join(root, ".ci/node24/package.json"), "utf8")) as {
@@ -31,7 +31,7 @@ export const SERVICE_RUNTIME = {
   uid: 1000,
   workdir: "/app",
   env: { NODE_ENV: "production", HOST: "0.0.0.0", DATA_DIR: "/var/lib/rounds" } as Record<string, string>,
-  cmd: ["node", "dist/bin/start.js"],
+  cmd: ["node", ...SERVER_NODE_FLAGS, "dist/bin/start.js"],
   expose: [3000, 3001, 3030],
   volumes: ["/var/lib/rounds"],
 };

@@ -7,16 +7,8 @@ import path from "node:path";
 import { HOOK_NAMES, type InternalsHook } from "../../../shared/runtime/internals";
 import { natsBatchingHook } from "../../../shared/runtime/nats-batching";
 import { natsAbandonedDialsHook } from "../../../shared/runtime/nats-abandoned-dials";
-import {
-  nedbGroupCommitHook,
-  nedbIndexUpdateHook,
-  nedbReadByIdHook,
-  nedbSerializeHook,
-} from "../../../shared/storage/nedb-internals";
 import { httpAcceptorsHook } from "../../../services/gateway/acceptors";
 import { fastAnswersHook } from "../../../services/gateway/moleculer-web-overrides";
-import { uploadScavengeHook } from "../../../shared/runtime/upload-scavenge";
-import { pretenuringHook } from "../../../shared/runtime/pretenuring";
 
 const root = path.resolve(__dirname, "../../..");
 const read = (file: string) => fs.readFileSync(path.join(root, file), "utf8");
@@ -120,14 +112,8 @@ describe("docs/architecture.md's hooks table", () => {
   const hooks: Array<InternalsHook<never>> = [
     natsBatchingHook,
     natsAbandonedDialsHook,
-    nedbIndexUpdateHook,
-    nedbGroupCommitHook({} as never),
-    nedbReadByIdHook,
-    nedbSerializeHook,
     httpAcceptorsHook,
     fastAnswersHook,
-    uploadScavengeHook,
-    pretenuringHook,
   ] as Array<InternalsHook<never>>;
   /** What the table must state for each hook: the code's own library and range. */
   const declared = new Map<string, string>(hooks.map((h) => [h.name, `\`${h.library} ${h.versions}\``]));

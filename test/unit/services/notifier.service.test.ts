@@ -1,6 +1,6 @@
 /**
  * The notifier service's `deliver` method and its jobs channel handler without a broker (called with a
- * stand-in `this`): the bound NOTIFIER_MAX_DELIVERIES on attempts at one job, the job view GET
+ * stand-in `this`): the bound on attempts (MAX_DELIVERIES) at one job, the job view GET
  * /notifications/{id} answers, and what a stop does to a job on the channel.
  */
 import type { Config } from "../../../shared/config";
@@ -47,7 +47,7 @@ function harness(maxDeliveries: number, transportFails = false) {
   };
   const service = {
     jobs,
-    config: { notifierMaxDeliveries: maxDeliveries } as Partial<Config> as Config,
+    maxDeliveries,
     retention: RETENTION,
     deliverDeps: () => deps,
   };
@@ -69,7 +69,7 @@ describe("notifier.deliver", () => {
     expect(await h.jobs.find(id)).toMatchObject({ status: "done", deliveries: 1, sent: 2, error: null });
   });
 
-  it("when every attempt fails, then the job is attempted NOTIFIER_MAX_DELIVERIES times and the last failure marks it failed", async () => {
+  it("when every attempt fails, then the job is attempted maxDeliveries times and the last failure marks it failed", async () => {
     const h = harness(3, true);
     const id = await createJob(h.jobs);
     for (let attempt = 1; attempt <= 2; attempt++) {
@@ -181,7 +181,8 @@ describe("the notifier.jobs channel handler during a stop", () => {
     const service: Record<string, unknown> = {
       jobs,
       stopping: false,
-      config: { notifierMaxDeliveries: 5, notifierAckWaitSeconds: 15 } as Partial<Config> as Config,
+      maxDeliveries: 5,
+      config: { notifierAckWaitSeconds: 15 } as Partial<Config> as Config,
       retention: RETENTION,
     };
     const deps: DeliverDeps = {

@@ -1,7 +1,7 @@
 /**
  * refreshTokens: rotation, reuse detection and the grace window, over the real repositories on an
- * in-memory NeDB store (no broker), with one family document per sign-in (docs/decisions/0091). Time is
- * a fake clock the tests move by hand. Tokens issued before 0091 (one document each) are in
+ * in-memory NeDB store (no broker), with one family document per sign-in (docs/decisions/0003). Time is
+ * a fake clock the tests move by hand. Tokens issued before families (one document each) are in
  * refresh-legacy.test.ts.
  */
 import type { KeyObject } from "node:crypto";
@@ -75,7 +75,7 @@ describe("refreshTokens: rotation", () => {
       lost_generations: [],
       legacy_hash: null,
       created_at: new Date(h.now().getTime() - 5_000),
-      // to the millisecond, unlike the token's own expiry (docs/decisions/0106)
+      // to the millisecond, unlike the token's own expiry (docs/decisions/0003)
       expires_at: new Date(h.now().getTime() + REFRESH_TTL * 1000),
       revoked_at: null,
     });

@@ -6,13 +6,12 @@ import {
   signAccessToken,
   verifyAccessToken,
 } from "../../../../services/auth/tokens";
-import { legacyKeyOf, type VerificationKeys } from "../../../../shared/auth/access-token";
+import { JWT_ISSUER, legacyKeyOf, type VerificationKeys } from "../../../../shared/auth/access-token";
 import { signingKeysOf } from "../../../../shared/auth/jwk";
 import { ErrorType, TokenInvalidError } from "../../../../shared/errors";
 import { newSigningKeyPem } from "../../../support/token-keys";
 
 const config = {
-  jwtIssuer: "rounds-platform",
   accessTokenTtlSeconds: 900,
   refreshAccessTokenMaxAgeSeconds: 7200,
 } as const;
@@ -39,7 +38,7 @@ const es256 = (payload: object, opts: jwt.SignOptions = {}) =>
   jwt.sign(payload, key.privateKey, {
     algorithm: "ES256",
     keyid: key.kid,
-    issuer: config.jwtIssuer,
+    issuer: JWT_ISSUER,
     ...opts,
   });
 
@@ -85,7 +84,7 @@ describe("signAccessToken and verifyAccessToken", () => {
     const forged = jwt.sign({ sub: "user-1", jti: "j" }, other.privateKey, {
       algorithm: "ES256",
       keyid: key.kid,
-      issuer: config.jwtIssuer,
+      issuer: JWT_ISSUER,
     });
     expect(refusal(forged)).toBe("Token invalid: invalid signature");
   });
@@ -102,7 +101,7 @@ describe("signAccessToken and verifyAccessToken", () => {
   it("when the token uses the 'none' algorithm, then it is refused", () => {
     const unsigned = jwt.sign({ sub: "user-1", jti: "j" }, null, {
       algorithm: "none",
-      issuer: config.jwtIssuer,
+      issuer: JWT_ISSUER,
     });
     expect(unsigned.split(".")[2]).toBe("");
     expect(refusal(unsigned)).toBe("Token invalid: jwt signature is required");
@@ -112,7 +111,7 @@ describe("signAccessToken and verifyAccessToken", () => {
     for (const algorithm of ["HS256", "HS512"] as const) {
       const token = jwt.sign({ sub: "user-1", jti: "j" }, `${LEGACY_SECRET}-legacy`, {
         algorithm,
-        issuer: config.jwtIssuer,
+        issuer: JWT_ISSUER,
       });
       expect(refusal(token)).toBe("Token invalid: invalid algorithm");
     }
@@ -125,14 +124,14 @@ describe("signAccessToken and verifyAccessToken", () => {
       `${LEGACY_SECRET}-legacy`,
       {
         algorithm: "HS256",
-        issuer: config.jwtIssuer,
+        issuer: JWT_ISSUER,
       },
     );
     expect(verifyAccessToken(token, withLegacy, config, { refresh: true }).sub).toBe("user-1");
     expect(refusal(token, withLegacy)).toBe("Token invalid: jwt expired");
     const forged = jwt.sign({ sub: "user-1", jti: "j" }, `${LEGACY_SECRET}-other`, {
       algorithm: "HS256",
-      issuer: config.jwtIssuer,
+      issuer: JWT_ISSUER,
     });
     expect(refusal(forged, withLegacy)).toBe("Token invalid: invalid signature");
   });
@@ -144,7 +143,7 @@ describe("signAccessToken and verifyAccessToken", () => {
       {
         algorithm: "HS256",
         keyid: key.kid,
-        issuer: config.jwtIssuer,
+        issuer: JWT_ISSUER,
       },
     );
     expect(refusal(confused)).toBe("Token invalid: invalid algorithm");

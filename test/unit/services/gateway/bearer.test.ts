@@ -4,7 +4,12 @@ import { JwksCache } from "../../../../services/gateway/jwks-cache";
 import { TokenCache } from "../../../../services/gateway/token-cache";
 import { signAccessToken } from "../../../../services/auth/tokens";
 import * as accessToken from "../../../../shared/auth/access-token";
-import { legacyKeyOf, verifyAccessToken, type TokenConfig } from "../../../../shared/auth/access-token";
+import {
+  JWT_ISSUER,
+  legacyKeyOf,
+  verifyAccessToken,
+  type TokenConfig,
+} from "../../../../shared/auth/access-token";
 import { signingKeysOf, type SigningKey } from "../../../../shared/auth/jwk";
 import type { JwksResult, VerifyTokenResult } from "../../../../shared/contracts/auth";
 import { TokenInvalidError, UserRemovedError } from "../../../../shared/errors";
@@ -12,7 +17,6 @@ import { LocalCache } from "../../../../shared/runtime/local-cache";
 import { newRefreshSecret, newSigningKeyPem } from "../../../support/token-keys";
 
 const config: TokenConfig = {
-  jwtIssuer: "rounds-platform",
   accessTokenTtlSeconds: 900,
   refreshAccessTokenMaxAgeSeconds: 3600,
 };
@@ -146,7 +150,7 @@ describe("callerOfBearer", () => {
   it("when the word that the user is active is older than AUTH_CACHE_SECONDS, then users is asked again", async () => {
     const { deps, statuses } = gateway();
     await callerOfBearer(deps, tokenOf("alice"), false, nowMs);
-    await callerOfBearer(deps, tokenOf("alice"), true, nowMs + CACHE_MS);
+    await callerOfBearer(deps, tokenOf("alice"), true, nowMs + CACHE_MS + 1);
     expect(statuses).toHaveLength(2);
   });
 
@@ -160,7 +164,7 @@ describe("callerOfBearer", () => {
         jwt.sign({ sub: "alice", jti: "j" }, otherKey.privateKey, {
           algorithm: "ES256",
           keyid: signer.kid,
-          issuer: config.jwtIssuer,
+          issuer: JWT_ISSUER,
         }),
         "Token invalid: invalid signature",
         false,
@@ -173,7 +177,7 @@ describe("callerOfBearer", () => {
       ],
       ["not-a-jwt", "Token invalid: jwt malformed", false],
       [
-        jwt.sign({ sub: "alice", jti: "j" }, LEGACY_SECRET, { algorithm: "HS256", issuer: config.jwtIssuer }),
+        jwt.sign({ sub: "alice", jti: "j" }, LEGACY_SECRET, { algorithm: "HS256", issuer: JWT_ISSUER }),
         "Token invalid: invalid algorithm",
         false,
       ],
@@ -230,7 +234,7 @@ describe("callerOfBearer", () => {
   it("when auth verifies HS256 tokens of before ES256 (JWT_LEGACY_SECRETS), then the gateway leaves them to auth; when it does not, it refuses them itself", async () => {
     const legacy = jwt.sign({ sub: "bob", jti: "old" }, LEGACY_SECRET, {
       algorithm: "HS256",
-      issuer: config.jwtIssuer,
+      issuer: JWT_ISSUER,
       expiresIn: 600,
     });
     const upgrading = gateway(new Set(), { keys: [signer], legacy: [LEGACY_SECRET] });

@@ -9,13 +9,13 @@ describe("TokenCache", () => {
   it("when a verified token is asked for again within its time, then the caller is returned", () => {
     const cache = new TokenCache(10_000, 100);
     cache.set("tok", alice, inSeconds(900), now);
-    expect(cache.get("tok", now + 9_999)).toEqual(alice);
+    expect(cache.get("tok", now + 10_000)).toEqual(alice);
   });
 
   it("when the cache time has passed, then the token must be verified again", () => {
     const cache = new TokenCache(10_000, 100);
     cache.set("tok", alice, inSeconds(900), now);
-    expect(cache.get("tok", now + 10_000)).toBeNull();
+    expect(cache.get("tok", now + 10_001)).toBeNull();
     expect(cache.size).toBe(0);
   });
 
@@ -56,7 +56,7 @@ describe("TokenCache", () => {
     cache.set("tok", alice, inSeconds(3), now);
     expect(cache.getForRefresh("tok", now + 5_000, 1_000)).toBeNull(); // expired 2 s ago, bound 1 s
     expect(cache.getForRefresh("tok", now + 5_000, 60_000)).toEqual(alice);
-    expect(cache.getForRefresh("tok", now + 10_000, 60_000)).toBeNull(); // verified 10 s ago
+    expect(cache.getForRefresh("tok", now + 10_001, 60_000)).toBeNull(); // verified over 10 s ago
     expect(cache.size).toBe(0);
   });
 });

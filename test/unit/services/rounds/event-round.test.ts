@@ -186,6 +186,27 @@ describe("lookupCountry", () => {
     });
   });
 
+  it.each([
+    ["Japan", { code: "JP", name: "Japan", phone_code: "+81", currency: "JPY" }],
+    ["jp", { code: "JP", name: "Japan", phone_code: "+81", currency: "JPY" }],
+    ["Brazil", { code: "BR", name: "Brazil", phone_code: "+55", currency: "BRL" }],
+    ["KE", { code: "KE", name: "Kenya", phone_code: "+254", currency: "KES" }],
+    ["Turkey", { code: "TR", name: "Türkiye", phone_code: "+90", currency: "TRY" }],
+    ["USA", { code: "US", name: "United States", phone_code: "+1", currency: "USD" }],
+    ["Deutschland", { code: "DE", name: "Germany", phone_code: "+49", currency: "EUR" }],
+  ])("when the country is given as %p, then it gets its ISO code, phone code and currency", (name, info) => {
+    expect(lookupCountry(name, "RUB")).toEqual(info);
+  });
+
+  it("when a country has no currency of its own (Antarctica), then it gets the default currency", () => {
+    expect(lookupCountry("AQ", "EUR")).toEqual({
+      code: "AQ",
+      name: "Antarctica",
+      phone_code: "+672",
+      currency: "EUR",
+    });
+  });
+
   it("when the country is unknown, then its name is kept with empty codes and the default currency", () => {
     expect(lookupCountry("Narnia", "GBP")).toEqual({
       code: "",

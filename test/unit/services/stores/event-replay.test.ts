@@ -1,5 +1,5 @@
 /**
- * A store event with an Idempotency-Key, without a broker (docs/decisions/0076): the stores and key
+ * A store event with an Idempotency-Key, without a broker (docs/decisions/0023): the stores and key
  * repositories on in-memory NeDB, blob storage a fake that records what is staged and committed, and a
  * clock the tests move. A retry of the same request gets the first event back and keeps nothing of its
  * own; another request with the key is refused 422; a request that created nothing leaves the key free
@@ -236,7 +236,7 @@ describe("a store event with an Idempotency-Key", () => {
     expect(await events()).toBe(0);
   });
 
-  it("when the key is retried within IDEMPOTENCY_KEY_TTL, then it replays; once it expired, the same request makes a new event", async () => {
+  it("when the key is retried within its time to live, then it replays; once it expired, the same request makes a new event", async () => {
     const first = await send();
     clock = new Date(T0.getTime() + TTL_MS / 2);
     expect((await send()).replayed).toBe(true);

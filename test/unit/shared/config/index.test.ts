@@ -1,5 +1,13 @@
 import path from "node:path";
-import { configOf, bindConfig, isEmbedded, loadConfig } from "../../../../shared/config";
+import {
+  configOf,
+  bindConfig,
+  configSchema,
+  isEmbedded,
+  loadConfig,
+  RETIRED_SETTINGS,
+  retiredSettingsIn,
+} from "../../../../shared/config";
 import { ConfigError } from "../../../../shared/errors";
 
 describe("loadConfig", () => {
@@ -20,7 +28,6 @@ describe("loadConfig", () => {
       refreshTokenSecrets: [],
       jwtLegacySecrets: [],
       refreshAccessTokenMaxAgeSeconds: 2592000,
-      jwtIssuer: "rounds-platform",
       accessTokenTtlSeconds: 900,
       refreshTokenTtlSeconds: 2592000,
       defaultCurrency: "RUB",
@@ -39,7 +46,6 @@ describe("loadConfig", () => {
       SEED_ON_EMPTY: "off",
       LOG_LEVEL: "debug",
       TRANSPORTER: "nats://127.0.0.1:4222",
-      JWT_ISSUER: "issuer-b",
       DATA_DIR: "/tmp/rounds-data",
     });
     expect(config).toMatchObject({
@@ -49,52 +55,18 @@ describe("loadConfig", () => {
       seedOnEmpty: false,
       logLevel: "debug",
       transporter: "nats://127.0.0.1:4222",
-      jwtIssuer: "issuer-b",
       dataDir: "/tmp/rounds-data",
     });
     expect(isEmbedded(config)).toBe(false);
   });
 
-  it("when the notifier's retention settings are not set, then jobs stay 30 days, batches and recipients a day", () => {
-    expect(loadConfig({})).toMatchObject({
-      notifierJobRetentionHours: 720,
-      notifierBatchRetentionHours: 24,
-      notifierRecipientRetentionHours: 24,
-    });
-  });
-
-  it("when IDEMPOTENCY_KEY_TTL is not set, then a store event's key is remembered 24 h; set, 60 s to 30 days", () => {
-    expect(loadConfig({}).idempotencyKeyTtlSeconds).toBe(86_400);
-    expect(loadConfig({ IDEMPOTENCY_KEY_TTL: "3600" }).idempotencyKeyTtlSeconds).toBe(3600);
-    expect(() => loadConfig({ IDEMPOTENCY_KEY_TTL: "59" })).toThrow(ConfigError);
-    expect(() => loadConfig({ IDEMPOTENCY_KEY_TTL: "2592001" })).toThrow(ConfigError);
-    expect(() => loadConfig({ IDEMPOTENCY_KEY_TTL: "1d" })).toThrow(ConfigError);
-  });
-
-  it.each(["NOTIFIER_BATCH_RETENTION_HOURS", "NOTIFIER_RECIPIENT_RETENTION_HOURS"])(
-    "when %s is longer than the job's retention, then it is a ConfigError (a job never goes before what hangs off it)",
-    (name) => {
-      expect(() => loadConfig({ NOTIFIER_JOB_RETENTION_HOURS: "48", [name]: "49" })).toThrow(
-        `${name} must not exceed NOTIFIER_JOB_RETENTION_HOURS (48)`,
-      );
-      expect(loadConfig({ NOTIFIER_JOB_RETENTION_HOURS: "48", [name]: "48" })).toBeTruthy();
-    },
-  );
-
-  it("when the retention and compaction settings are not set, then outbox leftovers stay 7 days, staged uploads an hour, files are checked every minute", () => {
-    expect(loadConfig({})).toMatchObject({
-      outboxRetentionHours: 168,
-      stagedUploadRetentionMinutes: 60,
-      storeCompactionIntervalSeconds: 60,
-    });
-    expect(loadConfig({ STORE_COMPACTION_INTERVAL_SECONDS: "0" }).storeCompactionIntervalSeconds).toBe(0);
-  });
-
-  it("when STAGED_UPLOAD_RETENTION_MINUTES is shorter than twice UPLOAD_TIMEOUT_MS, then it is a ConfigError (an upload under way is never swept)", () => {
-    expect(() => loadConfig({ UPLOAD_TIMEOUT_MS: "600000", STAGED_UPLOAD_RETENTION_MINUTES: "19" })).toThrow(
-      "STAGED_UPLOAD_RETENTION_MINUTES must be at least twice UPLOAD_TIMEOUT_MS (600000 ms)",
-    );
-    expect(loadConfig({ UPLOAD_TIMEOUT_MS: "600000", STAGED_UPLOAD_RETENTION_MINUTES: "20" })).toBeTruthy();
+  it("when a setting that became a constant is still given, then the start names it as no longer read and what holds now", () => {
+    expect(retiredSettingsIn({ NOTIFIER_JOB_RETENTION_HOURS: "2000", OUTBOX_RETENTION_HOURS: "" })).toEqual([
+      "NOTIFIER_JOB_RETENTION_HOURS is no longer read: an ended job is kept 30 days (services/notifier/retention.ts)",
+    ]);
+    for (const name of Object.keys(RETIRED_SETTINGS)) {
+      expect(Object.values(configSchema).map((e) => e.env)).not.toContain(name);
+    }
   });
 
   it("when a variable is the empty string, then its default is used", () => {

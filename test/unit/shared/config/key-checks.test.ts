@@ -1,6 +1,6 @@
 /**
  * What production refuses among the token keys and secrets, and what every environment requires
- * (shared/config/key-checks.ts, docs/decisions/0133). Keys and secrets are made at run time: the
+ * (shared/config/key-checks.ts, docs/decisions/0132). Keys and secrets are made at run time: the
  * repository holds none that works (the last case scans it to make sure).
  */
 import { execFileSync } from "node:child_process";

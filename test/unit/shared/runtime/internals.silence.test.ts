@@ -2,7 +2,7 @@ import { silenceHookWarnings, useHook, type InternalsHook } from "../../../../sh
 
 /** A hook that can never apply (its library's version is outside its range). */
 const outOfRange = (): InternalsHook<object> => ({
-  name: "nedb-serialize",
+  name: "nats-abandoned-dials",
   library: "moleculer",
   versions: ">=99.0.0",
   check: () => [],

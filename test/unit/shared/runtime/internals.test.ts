@@ -48,7 +48,12 @@ describe("version ranges", () => {
     ["4.1.3", "=4.1.2", false],
     ["24.0.0", ">22.12.0 <=24.0.0", true],
     ["2.30.0-beta.1", ">=2.29.0 <3.0.0", false],
-    ["2.29.3", "^2.29.0", false],
+    ["2.29.3", "^2.29.0", true],
+    ["3.0.0", "^2.29.0", false],
+    ["v2.29.3", ">=2.29.0 <3.0.0", true],
+    ["2.29", ">=2.29.0 <3.0.0", false],
+    ["2.29.3", ">=2.29.0 <3.0.0 || >=4.0.0", true],
+    ["2.29.3", "not a range", false],
     ["2.29.3", "", false],
   ])("when %s is checked against '%s', then in range is %s", (version, range, expected) => {
     expect(inRange(version, range)).toBe(expected);
