@@ -1,8 +1,8 @@
 /**
  * The cluster with every hook into a library's internals forced off (INTERNALS_HOOKS_OFF=all): each
  * library then works its own way, which must still serve correctly. Over NATS that is nats.js's own
- * flush per microtask (no nats-batching); a killed process's calls are retried once its silence is
- * noticed, as they always are (Moleculer's heartbeats).
+ * dialling (no nats-abandoned-dials); a killed process's calls are retried once its silence is noticed,
+ * as they always are (Moleculer's heartbeats).
  */
 import fs from "node:fs";
 import { seed, type DemoManifest } from "../../shared/ops/seed";
@@ -30,7 +30,7 @@ maybe("the cluster with every internals hook forced off", () => {
     const log = (name: string) => fs.readFileSync(cluster.processes.get(name)!.logFile, "utf8");
     for (const name of ["gateway", "rounds", "auth"]) {
       expect(log(name)).toMatch(
-        /Internals hook 'nats-batching' not applied \(forced off by INTERNALS_HOOKS_OFF\)/,
+        /Internals hook 'nats-abandoned-dials' not applied \(forced off by INTERNALS_HOOKS_OFF\)/,
       );
     }
     for (const p of cluster.processes.values()) {

@@ -5,7 +5,6 @@
 import fs from "node:fs";
 import path from "node:path";
 import { HOOK_NAMES, type InternalsHook } from "../../../shared/runtime/internals";
-import { natsBatchingHook } from "../../../shared/runtime/nats-batching";
 import { natsAbandonedDialsHook } from "../../../shared/runtime/nats-abandoned-dials";
 import { httpAcceptorsHook } from "../../../services/gateway/acceptors";
 import { fastAnswersHook } from "../../../services/gateway/moleculer-web-overrides";
@@ -110,7 +109,6 @@ function hookRows(text: string): Map<string, Record<string, string>> {
 
 describe("docs/architecture.md's hooks table", () => {
   const hooks: Array<InternalsHook<never>> = [
-    natsBatchingHook,
     natsAbandonedDialsHook,
     httpAcceptorsHook,
     fastAnswersHook,
