@@ -87,7 +87,10 @@ export class ReconnectingNatsTransporter extends Transporters.NATS {
   override onConnected(wasReconnect?: boolean): Promise<unknown> {
     if (!this.watching && this.client) {
       this.watching = true;
-      void this.watch(this.client);
+      // Without its status the transporter is Moleculer's own again (reconnects only logged), never a crash.
+      this.watch(this.client).catch((err: unknown) =>
+        this.logger.warn("NATS status no longer watched: a reconnect will not be announced.", err),
+      );
     }
     return super.onConnected(wasReconnect);
   }
