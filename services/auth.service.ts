@@ -20,7 +20,6 @@ import type { UserRemovedEvent } from "../shared/contracts/users";
 import type { Config } from "../shared/config";
 import { NotAuthenticatedError, NotFoundError, UserRemovedError } from "../shared/errors";
 import { cleanCache, noRetry, serviceConfig, serviceStore } from "../shared/runtime";
-import { NATS_RECONNECTED_EVENT } from "../shared/runtime/liveness";
 import { checkApiKey, newApiKey, parseApiKey, InvalidApiKeyError, type ApiKeyDoc } from "./auth/api-keys";
 import { ApiKeysRepository } from "./auth/api-keys.repository";
 import { refreshTokens, startFamily, type RefreshDeps } from "./auth/refresh";
@@ -204,11 +203,8 @@ const AuthServiceSchema: ServiceSchema<Record<string, never>, AuthService> = {
     },
     // A `user.removed` sent while this process was cut off from the transporter never reaches it: on
     // every connection it forgets which users it found active, as Moleculer's memory cacher does on
-    // `$transporter.connected` (with nats 2.x, the liveness watch announces a reconnection instead).
+    // `$transporter.connected` (raised on a nats 2.x reconnect too: shared/runtime/nats-transporter).
     "$transporter.connected"(this: AuthService) {
-      this.activeUsers.clear();
-    },
-    [NATS_RECONNECTED_EVENT](this: AuthService) {
       this.activeUsers.clear();
     },
   },

@@ -27,7 +27,6 @@ import {
   TokenInvalidError,
 } from "../shared/errors";
 import { noRetry, serviceConfig } from "../shared/runtime";
-import { NATS_RECONNECTED_EVENT } from "../shared/runtime/liveness";
 import { checkReadiness } from "../shared/runtime/readiness";
 import { STOPPING_EVENT } from "../shared/runtime/shutdown";
 import { withinRequest } from "../shared/runtime/request-context";
@@ -465,12 +464,9 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
     },
     // Events sent while this process was cut off from the transporter (a `user.removed` among them)
     // never reach it, so on every connection it forgets what they would have changed, as Moleculer's own
-    // memory cacher does on `$transporter.connected`; with nats 2.x Moleculer does not see a
-    // reconnection, which the liveness watch announces instead (shared/runtime/liveness).
+    // memory cacher does on `$transporter.connected` (raised on a nats 2.x reconnect too:
+    // shared/runtime/nats-transporter).
     "$transporter.connected"(this: GatewayService) {
-      forgetWhatEventsChange(this);
-    },
-    [NATS_RECONNECTED_EVENT](this: GatewayService) {
       forgetWhatEventsChange(this);
     },
     // An auth process came or went (a rolling update, a key rotation): its keys are asked for again at
