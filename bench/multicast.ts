@@ -119,7 +119,6 @@ async function embedded(recipients: number, fcm: FakeFcm): Promise<Record<string
     DATA_DIR: dataDir,
     PORT: String(port),
     FCM_ENDPOINT: fcm.url,
-    FCM_PROJECT_ID: "bench",
     MULTICAST_MAX_RECIPIENTS: String(recipients),
     // The notifier's options as deployed: without a heap cap V8 let garbage pile up to several hundred
     // MB before collecting (figures: docs/decisions/0060-node-24-production.md).
@@ -166,7 +165,6 @@ async function distributed(recipients: number, fcm: FakeFcm): Promise<Record<str
     env: {
       ...BENCH_LIMITS,
       FCM_ENDPOINT: fcm.url,
-      FCM_PROJECT_ID: "bench",
       MULTICAST_MAX_RECIPIENTS: String(recipients),
     },
   });

@@ -24,6 +24,7 @@ import { randomUUID } from "node:crypto";
 import { LocalCache } from "../shared/runtime/local-cache";
 import type { UserRemovedEvent } from "../shared/contracts/users";
 import { eventRoundParams } from "./rounds/event-round";
+import { DEFAULT_CURRENCY } from "./stores/countries";
 import { QuestionsRepository } from "./rounds/questions";
 import { StoreEventCreatedEvent } from "../shared/contracts/stores";
 import { DuplicateKeyError } from "../shared/storage";
@@ -130,7 +131,7 @@ const RoundsServiceSchema: ServiceSchema<Record<string, never>, RoundsService> =
         this: RoundsService,
         ctx: Context<ParamsOf<"rounds.create">>,
       ): Promise<ResultOf<"rounds.create">> {
-        const currency = ctx.params.locations[0]?.city.country.currency || this.config.defaultCurrency;
+        const currency = ctx.params.locations[0]?.city.country.currency || DEFAULT_CURRENCY;
         const doc = await this.repo.create(ctx.params, currency, new Date());
         return { id: doc._id, uniq_id: doc.uniq_id };
       },
@@ -160,11 +161,7 @@ const RoundsServiceSchema: ServiceSchema<Record<string, never>, RoundsService> =
         async function (this: RoundsService, e) {
           const question = (await this.questions.byId(e.question_id)) ?? (await this.questions.pick());
           try {
-            await this.repo.create(
-              eventRoundParams(e, question, this.config.defaultCurrency),
-              e.currency,
-              new Date(),
-            );
+            await this.repo.create(eventRoundParams(e, question), e.currency, new Date());
           } catch (err) {
             if (!(err instanceof DuplicateKeyError)) throw err;
           }

@@ -43,6 +43,7 @@ import {
 } from "./stores/event-keys.repository";
 import { MEDIA_SWEEP_INTERVAL_MS, mediaSweepTasks, stagedRetentionMs } from "./stores/media-sweep";
 import { openBlobStore } from "./stores/open-blob-store";
+import { DEFAULT_CURRENCY } from "./stores/countries";
 import { createOrReplayStoreEvent, managedStore } from "./stores/store-events";
 import { StoresRepository, toItemInfo, toStoreInfo } from "./stores/stores.repository";
 
@@ -104,7 +105,7 @@ const StoresServiceSchema: ServiceSchema<Record<string, never>, StoresService> =
         this: StoresService,
         ctx: Context<ParamsOf<"stores.createStore">>,
       ): Promise<ResultOf<"stores.createStore">> {
-        const doc = await this.repo.createStore(ctx.params, this.config.defaultCurrency, new Date());
+        const doc = await this.repo.createStore(ctx.params, DEFAULT_CURRENCY, new Date());
         return { ...toStoreInfo(doc), manager_ids: doc.manager_ids };
       },
     },
@@ -290,7 +291,7 @@ const StoresServiceSchema: ServiceSchema<Record<string, never>, StoresService> =
     await this.repo.init();
     this.eventKeys = new EventKeysRepository(store);
     await this.eventKeys.init();
-    // GridFS with MONGO_URI, else MEDIA_DIR (stores/open-blob-store.ts).
+    // GridFS with MONGO_URI, else DATA_DIR/media (stores/open-blob-store.ts).
     this.blobs = await openBlobStore(store, this.config);
     const retentionMs = stagedRetentionMs(this.config);
     this.retention = new Sweeper(

@@ -41,19 +41,27 @@ export class LogTransport implements PushTransport {
 
 let appCounter = 0;
 
+/**
+ * The project named in requests to an FCM_ENDPOINT without Google credentials (a local fake, which reads
+ * no project). With credentials, the project is the service account's own `project_id`: a push can only
+ * go to the project the credentials belong to, so a setting naming another could only be wrong.
+ */
+export const STAND_IN_PROJECT_ID = "local-fcm";
+
 export class FirebaseTransport implements PushTransport {
   readonly name = "firebase";
   private readonly app: App;
   private readonly agent: https.Agent | undefined;
 
-  constructor(config: Pick<Config, "googleCredentials" | "fcmProjectId" | "fcmEndpoint">) {
+  constructor(config: Pick<Config, "googleCredentials" | "fcmEndpoint">) {
     this.agent = config.fcmEndpoint ? agentFor(config.fcmEndpoint) : undefined;
     const credential = config.googleCredentials
       ? applicationDefault()
       : // Against FCM_ENDPOINT without Google credentials: a stand-in token the fake accepts.
         { getAccessToken: async () => ({ access_token: "local-fcm-token", expires_in: 3600 }) };
+    const projectId = config.googleCredentials ? undefined : STAND_IN_PROJECT_ID;
     this.app = initializeApp(
-      { credential, projectId: config.fcmProjectId || undefined, httpAgent: this.agent },
+      { credential, projectId, httpAgent: this.agent },
       `notifier-${process.pid}-${++appCounter}`,
     );
     if (this.agent) getMessaging(this.app).enableLegacyHttpTransport();

@@ -4,11 +4,7 @@ import type { StoreEventCreatedEvent } from "../../shared/contracts/stores";
 import type { RoundLocation } from "../../shared/contracts/round";
 import { lookupCountry } from "../stores/countries";
 
-export function eventRoundParams(
-  e: StoreEventCreatedEvent,
-  question: QuestionInfo,
-  defaultCurrency: string,
-): CreateRoundParams {
+export function eventRoundParams(e: StoreEventCreatedEvent, question: QuestionInfo): CreateRoundParams {
   const discount = Math.round(e.discount_percent);
   const locations: RoundLocation[] = e.location
     ? [
@@ -20,7 +16,7 @@ export function eventRoundParams(
             timezone: null,
             lat: e.location.latitude,
             lon: e.location.longitude,
-            country: lookupCountry(e.location.country, defaultCurrency),
+            country: lookupCountry(e.location.country),
           },
           address: e.location.address,
           lat: e.location.latitude,

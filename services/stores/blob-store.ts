@@ -1,5 +1,5 @@
 /**
- * Blob storage port and its local-filesystem engine (MEDIA_DIR, default DATA_DIR/media); with MONGO_URI
+ * Blob storage port and its local-filesystem engine (DATA_DIR/media); with MONGO_URI
  * the pictures go to MongoDB GridFS instead (gridfs-blob-store.ts, docs/decisions/0023). Uploads are
  * written as they arrive (never held whole in memory), counted and sniffed on the way (and hashed, when
  * asked), either from a stream (`stage`) or chunk by chunk (`begin`/`append`/`finish`): open-uploads.ts,

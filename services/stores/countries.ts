@@ -14,6 +14,13 @@ export interface CountryInfo {
   currency: string;
 }
 
+/**
+ * The currency of a round or store whose country is not given or not known, or has none of its own
+ * (Antarctica): the rubles of the first market. Every known country carries its own, so this is only the
+ * fallback a form without a country gets, and one value keeps such amounts comparable across nodes.
+ */
+export const DEFAULT_CURRENCY = "RUB";
+
 let byKey: Map<string, CountryInfo> | null = null;
 
 const keyOf = (name: string) => name.trim().toLowerCase();
@@ -48,8 +55,8 @@ function index(): Map<string, CountryInfo> {
   return byKey;
 }
 
-export function lookupCountry(name: string | null, defaultCurrency: string): CountryInfo {
+export function lookupCountry(name: string | null): CountryInfo {
   const found = index().get(keyOf(name ?? ""));
-  if (!found) return { code: "", name: name ?? "", phone_code: "", currency: defaultCurrency };
-  return found.currency === "" ? { ...found, currency: defaultCurrency } : { ...found };
+  if (!found) return { code: "", name: name ?? "", phone_code: "", currency: DEFAULT_CURRENCY };
+  return found.currency === "" ? { ...found, currency: DEFAULT_CURRENCY } : { ...found };
 }

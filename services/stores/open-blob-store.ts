@@ -1,7 +1,6 @@
 /**
  * The stores' picture engine, chosen with the document store: GridFS on MongoDB's own connection when
- * MONGO_URI is set (any stores process serves any picture), else files under MEDIA_DIR (default
- * DATA_DIR/media). The GridFS engine, like mongoose, is loaded only when it is used
+ * MONGO_URI is set (any stores process serves any picture), else files under DATA_DIR/media. The GridFS engine, like mongoose, is loaded only when it is used
  * (docs/decisions/0060-node-24-production.md).
  */
 import path from "node:path";
@@ -10,9 +9,11 @@ import type { Store } from "../../shared/storage";
 import type mongoose from "mongoose";
 import { LocalBlobStore, type BlobStore } from "./blob-store";
 
-/** The folder of the filesystem engine. */
-export const mediaDirOf = (config: Pick<Config, "mediaDir" | "dataDir">): string =>
-  config.mediaDir || path.join(config.dataDir, "media");
+/**
+ * The folder of the filesystem engine: always DATA_DIR/media, beside the embedded store it goes with, so
+ * one volume holds both and a backup of DATA_DIR has the pictures its documents name.
+ */
+export const mediaDirOf = (config: Pick<Config, "dataDir">): string => path.join(config.dataDir, "media");
 
 type WithBuckets = Store & { gridFsBucket(bucketName: string): mongoose.mongo.GridFSBucket };
 

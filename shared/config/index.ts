@@ -189,10 +189,8 @@ export const configSchema = {
     "Seconds past expiry a token may refresh",
     int(0),
   ),
-  defaultCurrency: entry("DEFAULT_CURRENCY", "RUB", "Currency of a round or store without a country", str),
   requestBodyLimitBytes: entry("REQUEST_BODY_LIMIT", "8388608", "Largest JSON body in bytes", int(1024)),
   pictureMaxBytes: entry("PICTURE_MAX_BYTES", "10485760", "Largest main_picture in bytes", int(1024)),
-  mediaDir: entry("MEDIA_DIR", "", "Pictures' folder (empty: DATA_DIR/media)", str),
   uploadsMax: entry("UPLOADS_MAX", "32", "Uploads one gateway process takes at once", int(1, 10_000)),
   uploadsMaxPerCaller: entry(
     "UPLOADS_MAX_PER_CALLER",
@@ -249,7 +247,6 @@ export const configSchema = {
     "Service-account JSON file for firebase-admin",
     str,
   ),
-  fcmProjectId: entry("FCM_PROJECT_ID", "", "Firebase project (empty: the credentials')", str),
   fcmEndpoint: entry("FCM_ENDPOINT", "", "FCM address instead of Google's; http:// in tests", optionalUrl),
   pushBatchConcurrency: entry("PUSH_BATCH_CONCURRENCY", "4", "Batches of 500 tokens in flight", int(1, 64)),
   notifierAckWaitSeconds: entry(
@@ -368,6 +365,9 @@ const NOW_CONSTANTS: Readonly<Record<string, string>> = {
   IDEMPOTENCY_KEY_TTL: "a store event's key is kept 24 h (services/stores/event-keys.repository.ts)",
   REFRESH_GRACE_SECONDS: "a retired refresh token's one retry is open 30 s (services/auth/refresh-family.ts)",
   JWT_ISSUER: 'access tokens are issued by "rounds-platform" (shared/auth/access-token.ts)',
+  FCM_PROJECT_ID: "pushes go to the Google credentials' own project (services/notifier/transport.ts)",
+  DEFAULT_CURRENCY: "a place without a country's currency gets RUB (services/stores/countries.ts)",
+  MEDIA_DIR: "embedded, pictures are kept in DATA_DIR/media (services/stores/open-blob-store.ts)",
 };
 
 /** Settings no longer read, and what replaced them. */

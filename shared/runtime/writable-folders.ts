@@ -11,7 +11,7 @@ import { ConfigError } from "../errors";
 
 export interface FolderToWrite {
   /** The setting that names the folder. */
-  setting: "DATA_DIR" | "MEDIA_DIR";
+  setting: "DATA_DIR";
   dir: string;
   /** What needs it, for the message. */
   purpose: string;
@@ -21,7 +21,7 @@ export interface FolderToWrite {
 const STORING = new Set(["auth", "users", "rounds", "stores", "settings", "notifier"]);
 
 export function foldersToWrite(
-  config: Pick<Config, "services" | "mongoUri" | "storeInMemory" | "dataDir" | "mediaDir">,
+  config: Pick<Config, "services" | "mongoUri" | "storeInMemory" | "dataDir">,
 ): FolderToWrite[] {
   const folders: FolderToWrite[] = [];
   const embedded = !config.mongoUri;
@@ -34,15 +34,11 @@ export function foldersToWrite(
   }
   // With MONGO_URI the pictures are in GridFS (services/stores/open-blob-store.ts).
   if (embedded && config.services.includes("stores")) {
-    folders.push(
-      config.mediaDir
-        ? { setting: "MEDIA_DIR", dir: config.mediaDir, purpose: "uploaded pictures are kept there" }
-        : {
-            setting: "DATA_DIR",
-            dir: path.join(config.dataDir, "media"),
-            purpose: "uploaded pictures are kept there",
-          },
-    );
+    folders.push({
+      setting: "DATA_DIR",
+      dir: path.join(config.dataDir, "media"), // services/stores/open-blob-store.ts, mediaDirOf
+      purpose: "uploaded pictures are kept there",
+    });
   }
   return folders;
 }

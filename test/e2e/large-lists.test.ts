@@ -22,7 +22,6 @@ beforeAll(async () => {
   sys = await startSystem({
     env: {
       FCM_ENDPOINT: fcm.url,
-      FCM_PROJECT_ID: "fake-project",
       // The ceiling, so one system takes both the default cap's 100,000 and the ceiling's 1,000,000.
       MULTICAST_MAX_RECIPIENTS: String(MAX_RECIPIENTS_CEILING),
     },

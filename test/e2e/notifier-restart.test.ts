@@ -26,7 +26,6 @@ function env(): NodeJS.ProcessEnv {
     DATA_DIR: dataDir,
     PORT: String(port),
     FCM_ENDPOINT: fcm.url,
-    FCM_PROJECT_ID: "fake",
     PUSH_BATCH_CONCURRENCY: "1",
   });
 }

@@ -12,7 +12,6 @@ beforeAll(async () => {
   sys = await startSystem({
     env: {
       FCM_ENDPOINT: fcm.url,
-      FCM_PROJECT_ID: "fake-project",
       MULTICAST_MAX_RECIPIENTS: "50",
     },
   });

@@ -114,7 +114,6 @@ function notifierCluster(env: Record<string, string>) {
     ctx.cluster = await startCluster({
       env: {
         FCM_ENDPOINT: ctx.fcm.url,
-        FCM_PROJECT_ID: "fake",
         PUSH_BATCH_CONCURRENCY: "1",
         ...env,
       },

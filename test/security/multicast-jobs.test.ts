@@ -13,7 +13,7 @@ let otherKey: string;
 beforeAll(async () => {
   fcm = await startFakeFcm();
   sys = await startSystem({
-    env: { FCM_ENDPOINT: fcm.url, FCM_PROJECT_ID: "fake-project" },
+    env: { FCM_ENDPOINT: fcm.url },
   });
   // A second key of the notifications scope, as an operator would create it.
   const created = await call(sys.broker, "auth.createApiKey", {

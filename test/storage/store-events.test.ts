@@ -267,7 +267,7 @@ describeEachEngine("RoundsRepository event rounds", (store) => {
   it("when an event's round is created, then it is stored under the event's round id as an event round", async () => {
     const e = createdEvent(randomUUID());
     const now = new Date("2030-01-01T12:00:00.000Z");
-    const doc = await rounds.create(eventRoundParams(e, QUESTION, "RUB"), e.currency, now);
+    const doc = await rounds.create(eventRoundParams(e, QUESTION), e.currency, now);
     expect(doc._id).toBe(e.round_id);
     const found = await rounds.findById(e.round_id);
     expect(found).toMatchObject({
@@ -295,10 +295,10 @@ describeEachEngine("RoundsRepository event rounds", (store) => {
 
   it("when the same event's round is created twice, then the second throws DuplicateKeyError and the first stays", async () => {
     const e = createdEvent(randomUUID());
-    const first = await rounds.create(eventRoundParams(e, QUESTION, "RUB"), e.currency, new Date());
-    await expect(
-      rounds.create(eventRoundParams(e, QUESTION, "RUB"), e.currency, new Date()),
-    ).rejects.toBeInstanceOf(DuplicateKeyError);
+    const first = await rounds.create(eventRoundParams(e, QUESTION), e.currency, new Date());
+    await expect(rounds.create(eventRoundParams(e, QUESTION), e.currency, new Date())).rejects.toBeInstanceOf(
+      DuplicateKeyError,
+    );
     const found = await rounds.findById(e.round_id);
     expect(found?.uniq_id).toBe(first.uniq_id);
     expect(found?.certificate.id).toBe(first.certificate.id);
@@ -307,9 +307,7 @@ describeEachEngine("RoundsRepository event rounds", (store) => {
   it("when the same event is delivered 5 times at once, then exactly one round is created", async () => {
     const e = createdEvent(randomUUID());
     const results = await Promise.allSettled(
-      Array.from({ length: 5 }, () =>
-        rounds.create(eventRoundParams(e, QUESTION, "RUB"), e.currency, new Date()),
-      ),
+      Array.from({ length: 5 }, () => rounds.create(eventRoundParams(e, QUESTION), e.currency, new Date())),
     );
     expect(results.filter((r) => r.status === "fulfilled")).toHaveLength(1);
     const rejected = results.filter((r): r is PromiseRejectedResult => r.status === "rejected");
@@ -321,8 +319,8 @@ describeEachEngine("RoundsRepository event rounds", (store) => {
   it("when two different events open rounds, then both exist under their own ids", async () => {
     const a = createdEvent(randomUUID());
     const b = createdEvent(randomUUID());
-    await rounds.create(eventRoundParams(a, QUESTION, "RUB"), "RUB", new Date());
-    await rounds.create(eventRoundParams(b, QUESTION, "RUB"), "RUB", new Date());
+    await rounds.create(eventRoundParams(a, QUESTION), "RUB", new Date());
+    await rounds.create(eventRoundParams(b, QUESTION), "RUB", new Date());
     expect(a.round_id).not.toBe(b.round_id);
     expect((await rounds.findById(a.round_id))?.item_id).toBe(a.event_id);
     expect((await rounds.findById(b.round_id))?.item_id).toBe(b.event_id);

@@ -70,7 +70,6 @@ describe("transportFor", () => {
   it("when Google credentials are set (auto), then firebase-admin is chosen", () => {
     const transport = choose({
       GOOGLE_APPLICATION_CREDENTIALS: "/nonexistent/service-account.json",
-      FCM_PROJECT_ID: "demo-project",
     });
     expect(transport.name).toBe("firebase");
   });

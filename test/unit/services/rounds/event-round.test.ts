@@ -1,6 +1,6 @@
 /** How a store event becomes its round: the mapping of store.event.created onto CreateRoundParams. */
 import { eventRoundParams } from "../../../../services/rounds/event-round";
-import { lookupCountry } from "../../../../services/stores/countries";
+import { DEFAULT_CURRENCY, lookupCountry } from "../../../../services/stores/countries";
 import { CreateRoundParams, eventRoundId, type QuestionInfo } from "../../../../shared/contracts/rounds";
 import type { StoreEventCreatedEvent } from "../../../../shared/contracts/stores";
 import { check } from "../../../../shared/validation";
@@ -28,7 +28,7 @@ const created = (overrides: Partial<StoreEventCreatedEvent> = {}): StoreEventCre
 
 describe("eventRoundParams", () => {
   it("when an offline event is mapped, then the round is the event's, with every field carried over", () => {
-    const params = eventRoundParams(created(), QUESTION, "EUR");
+    const params = eventRoundParams(created(), QUESTION);
     expect(check(CreateRoundParams, params)).toBe(true);
     expect(params).toEqual({
       id: eventRoundId("0b6f3c55-8a8e-4c1e-9d0f-2f3e4a5b6c7d"),
@@ -69,8 +69,8 @@ describe("eventRoundParams", () => {
 
   it("when the round id is mapped, then it is the event's derived round id, so a redelivery collides", () => {
     const e = created();
-    expect(eventRoundParams(e, QUESTION, "RUB").id).toBe(e.round_id);
-    expect(eventRoundParams(e, QUESTION, "RUB").id).toBe(eventRoundParams(e, QUESTION, "RUB").id);
+    expect(eventRoundParams(e, QUESTION).id).toBe(e.round_id);
+    expect(eventRoundParams(e, QUESTION).id).toBe(eventRoundParams(e, QUESTION).id);
   });
 
   it.each([
@@ -80,7 +80,7 @@ describe("eventRoundParams", () => {
     [0.1 + 0.2, "0.30"],
     [100_000_000, "100000000.00"],
   ])("when the price is %p, then entry_fee is %p (two decimals)", (price, fee) => {
-    const params = eventRoundParams(created({ price }), QUESTION, "RUB");
+    const params = eventRoundParams(created({ price }), QUESTION);
     expect(params.entry_fee).toBe(fee);
     expect(check(CreateRoundParams, params)).toBe(true);
   });
@@ -92,23 +92,23 @@ describe("eventRoundParams", () => {
     [100, 100],
     [99.6, 100],
   ])("when discount_percent is %p, then the certificate discount is the integer %p", (discount, expected) => {
-    const params = eventRoundParams(created({ discount_percent: discount }), QUESTION, "RUB");
+    const params = eventRoundParams(created({ discount_percent: discount }), QUESTION);
     expect(params.certificate.discount_percent).toBe(expected);
     expect(params.certificate.text).toBe(`${expected}% off at Jazz Club`);
     expect(check(CreateRoundParams, params)).toBe(true);
   });
 
   it("when participants_limit is 1, then max_members_count is 1", () => {
-    expect(eventRoundParams(created({ participants_limit: 1 }), QUESTION, "RUB").max_members_count).toBe(1);
+    expect(eventRoundParams(created({ participants_limit: 1 }), QUESTION).max_members_count).toBe(1);
   });
 
   it("when the event is inactive, then so is its round", () => {
-    expect(eventRoundParams(created({ is_active: false }), QUESTION, "RUB").is_active).toBe(false);
+    expect(eventRoundParams(created({ is_active: false }), QUESTION).is_active).toBe(false);
   });
 
   it("when the question has no emoji, then the round's question carries null", () => {
     const q: QuestionInfo = { id: 9, theme: "Space", emoji: null, category: "Science" };
-    expect(eventRoundParams(created(), q, "RUB").question).toEqual({
+    expect(eventRoundParams(created(), q).question).toEqual({
       id: 9,
       theme: "Space",
       emoji: null,
@@ -117,19 +117,19 @@ describe("eventRoundParams", () => {
   });
 
   it("when the event has no location (online), then the round has no locations", () => {
-    const params = eventRoundParams(created({ location: null }), QUESTION, "RUB");
+    const params = eventRoundParams(created({ location: null }), QUESTION);
     expect(params.locations).toEqual([]);
     expect(check(CreateRoundParams, params)).toBe(true);
   });
 
   it("when the country is unknown, then it keeps its name with empty codes and the default currency", () => {
     const e = created({ location: { ...created().location!, country: "Atlantis" } });
-    const params = eventRoundParams(e, QUESTION, "EUR");
+    const params = eventRoundParams(e, QUESTION);
     expect(params.locations[0].city.country).toEqual({
       code: "",
       name: "Atlantis",
       phone_code: "",
-      currency: "EUR",
+      currency: DEFAULT_CURRENCY,
     });
     expect(check(CreateRoundParams, params)).toBe(true);
   });
@@ -145,7 +145,7 @@ describe("eventRoundParams", () => {
         longitude: 151.2,
       },
     });
-    const [loc] = eventRoundParams(e, QUESTION, "USD").locations;
+    const [loc] = eventRoundParams(e, QUESTION).locations;
     expect(loc).toEqual({
       city: {
         name: "",
@@ -154,7 +154,7 @@ describe("eventRoundParams", () => {
         timezone: null,
         lat: -33.9,
         lon: 151.2,
-        country: { code: "", name: "", phone_code: "", currency: "USD" },
+        country: { code: "", name: "", phone_code: "", currency: DEFAULT_CURRENCY },
       },
       address: "Somewhere 1",
       lat: -33.9,
@@ -168,7 +168,7 @@ describe("lookupCountry", () => {
   it.each(["Russia", "russia", "  RUSSIA ", "RU", "ru"])(
     "when the country is given as %p, then it is Russia with RU, +7 and RUB",
     (name) => {
-      expect(lookupCountry(name, "EUR")).toEqual({
+      expect(lookupCountry(name)).toEqual({
         code: "RU",
         name: "Russia",
         phone_code: "+7",
@@ -177,8 +177,8 @@ describe("lookupCountry", () => {
     },
   );
 
-  it("when the country is Germany, then its currency is EUR whatever the default", () => {
-    expect(lookupCountry("Germany", "RUB")).toEqual({
+  it("when the country is Germany, then its currency is EUR, not the default", () => {
+    expect(lookupCountry("Germany")).toEqual({
       code: "DE",
       name: "Germany",
       phone_code: "+49",
@@ -195,28 +195,33 @@ describe("lookupCountry", () => {
     ["USA", { code: "US", name: "United States", phone_code: "+1", currency: "USD" }],
     ["Deutschland", { code: "DE", name: "Germany", phone_code: "+49", currency: "EUR" }],
   ])("when the country is given as %p, then it gets its ISO code, phone code and currency", (name, info) => {
-    expect(lookupCountry(name, "RUB")).toEqual(info);
+    expect(lookupCountry(name)).toEqual(info);
   });
 
   it("when a country has no currency of its own (Antarctica), then it gets the default currency", () => {
-    expect(lookupCountry("AQ", "EUR")).toEqual({
+    expect(lookupCountry("AQ")).toEqual({
       code: "AQ",
       name: "Antarctica",
       phone_code: "+672",
-      currency: "EUR",
+      currency: DEFAULT_CURRENCY,
     });
   });
 
   it("when the country is unknown, then its name is kept with empty codes and the default currency", () => {
-    expect(lookupCountry("Narnia", "GBP")).toEqual({
+    expect(lookupCountry("Narnia")).toEqual({
       code: "",
       name: "Narnia",
       phone_code: "",
-      currency: "GBP",
+      currency: DEFAULT_CURRENCY,
     });
   });
 
   it("when the country is null, then it is an empty name with the default currency", () => {
-    expect(lookupCountry(null, "RUB")).toEqual({ code: "", name: "", phone_code: "", currency: "RUB" });
+    expect(lookupCountry(null)).toEqual({
+      code: "",
+      name: "",
+      phone_code: "",
+      currency: DEFAULT_CURRENCY,
+    });
   });
 });

@@ -30,7 +30,6 @@ describe("loadConfig", () => {
       refreshAccessTokenMaxAgeSeconds: 2592000,
       accessTokenTtlSeconds: 900,
       refreshTokenTtlSeconds: 2592000,
-      defaultCurrency: "RUB",
       requestBodyLimitBytes: 8388608,
       requestTimeoutMs: 10000,
     });

@@ -12,7 +12,7 @@ import {
   foldersToWrite,
 } from "../../../../shared/runtime/writable-folders";
 
-const base = { mongoUri: "", storeInMemory: false, dataDir: "/var/lib/rounds", mediaDir: "" };
+const base = { mongoUri: "", storeInMemory: false, dataDir: "/var/lib/rounds" };
 
 describe("foldersToWrite", () => {
   it("when the stores service runs on the embedded store, then DATA_DIR and DATA_DIR/media are needed", () => {
@@ -20,11 +20,6 @@ describe("foldersToWrite", () => {
       ["DATA_DIR", "/var/lib/rounds"],
       ["DATA_DIR", "/var/lib/rounds/media"],
     ]);
-  });
-
-  it("when MEDIA_DIR is set, then the pictures' folder is named by MEDIA_DIR", () => {
-    const folders = foldersToWrite({ ...base, mediaDir: "/pictures", services: ["stores"] });
-    expect(folders.map((f) => [f.setting, f.dir])).toContainEqual(["MEDIA_DIR", "/pictures"]);
   });
 
   it("when MONGO_URI is set, then no folder is needed, not even by the stores service", () => {
@@ -48,13 +43,13 @@ describe("ensureWritable", () => {
     const dir = path.join(file, "media");
     let err: unknown;
     try {
-      ensureWritable([{ setting: "MEDIA_DIR", dir, purpose: "uploaded pictures are kept there" }]);
+      ensureWritable([{ setting: "DATA_DIR", dir, purpose: "uploaded pictures are kept there" }]);
     } catch (e) {
       err = e;
     }
     expect(err).toBeInstanceOf(FolderNotWritableError);
     expect((err as Error).message).toMatch(
-      new RegExp(`^MEDIA_DIR: ${dir} is not writable by this process \\(ENOTDIR\\)`),
+      new RegExp(`^DATA_DIR: ${dir} is not writable by this process \\(ENOTDIR\\)`),
     );
     expect((err as Error).message).not.toContain("\n");
     fs.rmSync(path.dirname(file), { recursive: true, force: true });
