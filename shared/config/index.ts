@@ -308,18 +308,6 @@ export const configSchema = {
     "Share traced of requests without a caller's decision",
     fraction,
   ),
-  tracingIntervalMs: entry(
-    "TRACING_INTERVAL_MS",
-    "5000",
-    "How often finished spans are sent",
-    int(100, 600_000),
-  ),
-  tracingQueueSize: entry(
-    "TRACING_QUEUE_SIZE",
-    "10000",
-    "Most finished spans waiting per process",
-    int(100, 1_000_000),
-  ),
   internalsHooksOff: entry("INTERNALS_HOOKS_OFF", "", "Hooks left off: all, or names", hookNames),
 };
 
@@ -368,6 +356,8 @@ const NOW_CONSTANTS: Readonly<Record<string, string>> = {
   FCM_PROJECT_ID: "pushes go to the Google credentials' own project (services/notifier/transport.ts)",
   DEFAULT_CURRENCY: "a place without a country's currency gets RUB (services/stores/countries.ts)",
   MEDIA_DIR: "embedded, pictures are kept in DATA_DIR/media (services/stores/open-blob-store.ts)",
+  TRACING_INTERVAL_MS: "finished spans are sent every 5 s (shared/tracing/index.ts)",
+  TRACING_QUEUE_SIZE: "a process holds at most 10,000 finished spans (shared/tracing/index.ts)",
 };
 
 /** Settings no longer read, and what replaced them. */

@@ -40,7 +40,7 @@ export class ExportHealth {
     } else if (!this.overflowing) {
       this.overflowing = true;
       this.logger.warn(
-        `Tracing queue full (${this.maxQueue} spans, TRACING_QUEUE_SIZE): newer spans are dropped until it drains`,
+        `Tracing queue full (${this.maxQueue} spans): newer spans are dropped until it drains`,
       );
     }
   }
@@ -94,7 +94,7 @@ export async function waitAtMost(work: Promise<unknown>, ms: number): Promise<vo
   clearTimeout(timer);
 }
 
-/** What both exporters are configured with (TRACING_ENDPOINT, TRACING_INTERVAL_MS, TRACING_QUEUE_SIZE). */
+/** What both exporters are configured with (TRACING_ENDPOINT; the interval and queue: shared/tracing/index.ts). */
 export interface BoundedExporterOptions {
   /** Full URL of the endpoint (user:password@ → Basic auth). */
   endpoint: string;

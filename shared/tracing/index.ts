@@ -46,12 +46,26 @@ export function tracingOptions(config: Config): BrokerOptions["tracing"] {
   };
 }
 
+/**
+ * How often finished spans are sent: often enough that a trace is at the collector while someone still
+ * looks at the request (seconds), rarely enough that a busy process sends a few large batches, not a
+ * request per span. A test that wants what is finished now calls the exporter's `flush()`.
+ */
+export const TRACING_INTERVAL_MS = 5000;
+
+/**
+ * Most finished spans one process holds for the collector: two intervals at 1,000 spans a second, some
+ * 10 MB; past it spans are dropped and counted, so a collector that is down
+ * costs a bounded amount of memory, never a request (decision 0063).
+ */
+export const TRACING_QUEUE_SIZE = 10_000;
+
 /** The span exporter TRACING_EXPORTER names, bounded either way (decisions 0063, 0143). */
 function exporterOf(config: Config): BoundedZipkinExporter | OtlpSpanExporter {
   const options = {
     endpoint: config.tracingEndpoint,
-    intervalMs: config.tracingIntervalMs,
-    maxQueue: config.tracingQueueSize,
+    intervalMs: TRACING_INTERVAL_MS,
+    maxQueue: TRACING_QUEUE_SIZE,
   };
   if (config.tracingExporter !== "otlp") return new BoundedZipkinExporter(options);
   // Required only when chosen, so that a process not sending OTLP never loads OpenTelemetry's packages

@@ -1,8 +1,8 @@
 /**
  * One trace per request across processes. The clusters run with TRACING_ENDPOINT pointing at a stand-in
- * collector (a plain HTTP server here that keeps what is POSTed to /api/v2/spans) and the interval and
- * queue at their defaults (batches every 5 s, queue of 10,000): the tests wait for the batches as an
- * operator's collector would.
+ * collector (a plain HTTP server here that keeps what is POSTed to /api/v2/spans) and the exporters'
+ * interval and queue (batches every 5 s, queue of 10,000, shared/tracing): the tests wait for the
+ * batches as an operator's collector would.
  *
  * Sampling (TRACING_SAMPLE_RATE) is decided by the gateway and followed by every process. The first
  * cluster traces every request at the gateway (rate 1) while every other process has a rate of 0: the
@@ -14,6 +14,7 @@
  * its collector-down case is the first cluster's, through OpenTelemetry's exporter.
  */
 import http from "node:http";
+import { TRACING_INTERVAL_MS, TRACING_QUEUE_SIZE } from "../../shared/tracing";
 import type { AddressInfo } from "node:net";
 import { randomUUID } from "node:crypto";
 import fs from "node:fs";
@@ -30,8 +31,8 @@ const run = requireBinary("nats-server") && requireBinary("redis-server");
 const maybe = run ? describe : describe.skip;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** The default TRACING_INTERVAL_MS: how long a finished span may wait before it is sent. */
-const INTERVAL_MS = 5000;
+/** How long a finished span may wait before it is sent, and how many may wait (operators' values). */
+const INTERVAL_MS = TRACING_INTERVAL_MS;
 
 interface Collector {
   url: string;
@@ -324,7 +325,8 @@ maybe("tracing across processes", () => {
 const CALLER_SPAN = "00f067aa0ba902b7";
 
 /**
- * The collector-down case for either exporter: 10,000 traced reads while the collector is gone. Every
+ * The collector-down case for either exporter: a warm-up that leaves the exporter holding all it may,
+ * then three rounds of traced reads, 9,000 more than it may hold, while the collector is gone. Every
  * request succeeds, the gateway's memory stays flat, spans are dropped rather than held (its queue below
  * `queuedBelow`) and its log has one warning for the whole outage.
  */
@@ -388,14 +390,17 @@ async function collectorDown(opts: {
   });
   const mb = (b: number) => `${(b / 2 ** 20).toFixed(1)} MB`;
 
-  // Warm up (connections, JIT, caches), then let a batch fail: the outage has begun.
-  await burst(1000);
+  // Warm up (connections, JIT, caches, and what the exporter may hold), then let a batch fail: the
+  // outage has begun.
+  const warmUp = 1000 + opts.heldAtMost;
+  const perRound = Math.ceil((9000 + opts.heldAtMost) / 3);
+  await burst(warmUp);
   await sleep(INTERVAL_MS + 1000);
   const before = await sample();
   const samples: Array<Awaited<ReturnType<typeof sample>>> = [];
   const started = Date.now();
   for (let round = 0; round < 3; round++) {
-    await burst(3000);
+    await burst(perRound);
     // Past the next batch: what the round finished has been tried and dropped.
     await sleep(INTERVAL_MS + 1000);
     samples.push(await sample());
@@ -408,13 +413,13 @@ async function collectorDown(opts: {
     `gateway exporter: queued ${[before, ...samples].map((s) => s.queued).join(" → ")}, exported ${after.exported}, dropped ${before.dropped} → ${samples.map((s) => s.dropped).join(" → ")}\n`,
   );
   expect(failures).toBe(0);
-  expect(served).toBe(10_000);
-  // Nothing more than `heldAtMost` is held for the dead collector: the spans of the 9,000 reads (at
+  expect(served).toBe(warmUp + 3 * perRound);
+  // Nothing more than `heldAtMost` is held for the dead collector: the spans of the rounds' reads (at
   // least one each) were dropped but for those, and the queue stayed within its bound.
-  expect(after.dropped - before.dropped).toBeGreaterThanOrEqual(9000 - opts.heldAtMost);
+  expect(after.dropped - before.dropped).toBeGreaterThanOrEqual(3 * perRound - opts.heldAtMost);
   for (const s of [before, ...samples]) expect(s.queued).toBeLessThan(opts.queuedBelow);
   expect(after.exported).toBeGreaterThan(0);
-  // Flat: 9,000 more requests leave nothing behind. The heap is read after a full collection, so
+  // Flat: the rounds' requests leave nothing behind. The heap is read after a full collection, so
   // what remains is what the gateway still reaches; the RSS also holds what the collector has not
   // given back to the system yet.
   expect(after.rss - before.rss).toBeLessThan(40 * 2 ** 20);
@@ -541,8 +546,8 @@ maybe("tracing across processes over OTLP", () => {
   let manifest: DemoManifest;
   let metricsPort: number;
   let inspectPort: number;
-  /** The gateway's queue here (a smaller one: what it holds while the collector is down is at most this). */
-  const QUEUE = 2000;
+  /** The gateway's queue: what it holds while the collector is down is at most this. */
+  const QUEUE = TRACING_QUEUE_SIZE;
 
   beforeAll(async () => {
     collector = await startOtlpCollector();
@@ -551,7 +556,7 @@ maybe("tracing across processes over OTLP", () => {
     cluster = await startCluster({
       // No process traces of its own accord: only a caller's "sampled" does.
       env: { TRACING_ENDPOINT: collector.url, TRACING_EXPORTER: "otlp", TRACING_SAMPLE_RATE: "0" },
-      processEnv: { gateway: { METRICS_PORT: String(metricsPort), TRACING_QUEUE_SIZE: String(QUEUE) } },
+      processEnv: { gateway: { METRICS_PORT: String(metricsPort) } },
       nodeArgs: { gateway: [`--inspect=127.0.0.1:${inspectPort}`] },
     });
     manifest = await seed(cluster.client, cluster.baseUrl);
@@ -604,5 +609,5 @@ maybe("tracing across processes over OTLP", () => {
       heldAtMost: QUEUE + 1000,
       headers: () => ({ traceparent: `00-${randomUUID().replace(/-/g, "")}-${CALLER_SPAN}-01` }),
     });
-  }, 180_000);
+  }, 300_000);
 });
