@@ -30,9 +30,7 @@ async function resetStore(config: Config): Promise<void> {
   if (config.mongoUri) {
     const { default: mongoose } = await import("mongoose");
     const { connectionOptions } = await import("../shared/storage/mongo");
-    const conn = await mongoose
-      .createConnection(config.mongoUri, connectionOptions(false, config))
-      .asPromise();
+    const conn = await mongoose.createConnection(config.mongoUri, connectionOptions(config)).asPromise();
     await conn.dropDatabase();
     await conn.close();
     return;

@@ -20,12 +20,11 @@ export const dbDir = (config: Pick<Config, "dataDir">): string => path.join(conf
 
 /** `watch` hears of writes the store could not make (shared/runtime/store-watch counts and logs them). */
 export async function openStore(config: Config, watch?: StoreWatch): Promise<Store> {
-  const options = { fsync: config.storeFsync, watch };
   if (config.mongoUri) {
     const { MongoStore } = await import("./mongo");
-    return MongoStore.connect(config.mongoUri, { ...options, auth: config });
+    return MongoStore.connect(config.mongoUri, { watch, auth: config });
   }
-  return new NedbStore(config.storeInMemory ? null : dbDir(config), options);
+  return new NedbStore(config.storeInMemory ? null : dbDir(config), { watch });
 }
 
 const stores = new WeakMap<object, Promise<Store>>();

@@ -4,7 +4,6 @@
  * (no mongoose schema casting in between, which would make the two engines disagree).
  */
 import mongoose from "mongoose";
-import { loadSetting } from "../config";
 import { StoreUnavailableError, type StoreWriteReason } from "../errors";
 import { quietWatch, WriteHealth, type StoreWatch } from "./write-failures";
 import {
@@ -65,8 +64,8 @@ export function storeError(err: unknown): unknown {
  * MongoDB refusing a write for want of storage, the counterpart of the embedded engine's ENOSPC, EDQUOT,
  * EACCES: its disk is full (OutOfDiskSpace), a hosted database is over its quota (Atlas answers
  * AtlasError, "over your space quota"), this user may not write (Unauthorized: what a managed
- * service's "disk full, writes blocked" looks like), or the write concern could not be satisfied (with
- * STORE_FSYNC, the journal). "No primary" is StoreUnavailable (503) instead, a duplicate key a domain
+ * service's "disk full, writes blocked" looks like), or the write concern could not be satisfied (MONGO_URI's,
+ * e.g. `journal=true`). "No primary" is StoreUnavailable (503) instead, a duplicate key a domain
  * outcome, and anything else (a malformed update) a fault of ours: 500, logged
  * (docs/decisions/0079-store-write-errors.md).
  */
@@ -91,17 +90,19 @@ const UNAUTHORIZED = 13;
 /** WriteConcernFailed (a wtimeout), UnknownReplWriteConcern, UnsatisfiableWriteConcern. */
 const WRITE_CONCERN_CODES = new Set([64, 79, 100]);
 
-/** The driver's options: with STORE_FSYNC, every write is acknowledged only once it is in the journal. */
+/**
+ * The driver's options. The write concern is MONGO_URI's own (`w=majority`, `journal=true`): where the
+ * database lives decides what an acknowledged write must outlive, and one place says it.
+ */
 /** MONGO_USER and MONGO_PASSWORD: kept out of MONGO_URI, which may be logged (shared/config). */
 export interface MongoCredentials {
   mongoUser: string;
   mongoPassword: string;
 }
 
-export function connectionOptions(fsync: boolean, auth?: MongoCredentials): mongoose.ConnectOptions {
+export function connectionOptions(auth?: MongoCredentials): mongoose.ConnectOptions {
   return {
     serverSelectionTimeoutMS: 10_000,
-    ...(fsync ? { writeConcern: { journal: true } } : {}),
     ...(auth?.mongoUser ? { auth: { username: auth.mongoUser, password: auth.mongoPassword } } : {}),
   };
 }
@@ -231,15 +232,13 @@ export class MongoStore implements Store {
   ) {}
 
   /**
-   * `options.fsync` (STORE_FSYNC, read alone when not given): journaled write concern.
    * `options.watch` hears of failed writes (shared/runtime/store-watch).
    */
   static async connect(
     uri: string,
-    options: { fsync?: boolean; watch?: StoreWatch; auth?: MongoCredentials } = {},
+    options: { watch?: StoreWatch; auth?: MongoCredentials } = {},
   ): Promise<MongoStore> {
-    const fsync = options.fsync ?? loadSetting("storeFsync");
-    const conn = await mongoose.createConnection(uri, connectionOptions(fsync, options.auth)).asPromise();
+    const conn = await mongoose.createConnection(uri, connectionOptions(options.auth)).asPromise();
     return new MongoStore(conn, options.watch ?? quietWatch);
   }
 

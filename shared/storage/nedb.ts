@@ -7,7 +7,7 @@
  *
  * What a developer relies on (docs/decisions/0014-two-engines.md, 0079-store-write-errors.md):
  * - An operation answers once NeDB has appended its lines to the file, so a killed process (-9) has
- *   lost no write it answered. With STORE_FSYNC the file is also synced before a write answers.
+ *   lost no write it answered. With `fsync` the file is also synced before a write answers.
  * - A write the file system refuses (a full disk) answers StoreWriteError (507), and the collection's
  *   memory is made equal to its file again: NeDB applies a write to memory before it appends, so the
  *   file is cut back to where it ended before the write (no torn line) and loaded again
@@ -29,7 +29,6 @@ import {
   type Store,
   type Update,
 } from "./port";
-import { loadSetting } from "../config";
 import type { StoreWriteError, StoreWriteReason } from "../errors";
 import { fsWriteFailure, quietWatch, WriteHealth, type StoreWatch } from "./write-failures";
 
@@ -56,7 +55,7 @@ function causeOf(err: unknown): unknown {
 const PROBE_INTERVAL_MS = 1000;
 
 export interface NedbCollectionOptions {
-  /** Sync a collection's file before a write answers (STORE_FSYNC). */
+  /** Sync a collection's file before a write answers (SYNC_EACH_WRITE by default). */
   fsync: boolean;
   watch: StoreWatch;
 }
@@ -120,7 +119,7 @@ class NedbCollection<T extends Doc> implements Collection<T> {
 
   /**
    * A write: refused while the file cannot take writes (see `admit`); answered once NeDB has appended
-   * its lines (and, with STORE_FSYNC, synced them); on a file system's error, undone (`restore`).
+   * its lines (and, with `fsync`, synced them); on a file system's error, undone (`restore`).
    */
   private write<R>(op: () => Promise<R>): Promise<R> {
     return this.queued(async () => {
@@ -373,14 +372,22 @@ export function releaseLock(dir: string): void {
     fs.rmSync(file, { force: true });
 }
 
+/**
+ * The development store answers a write once its lines are appended, without syncing the file: an
+ * answered write already survives kill -9 (it is in the kernel's page cache), and only a power loss,
+ * which a developer's machine can take, loses the last seconds. Production keeps documents in MongoDB,
+ * whose durability MONGO_URI's write concern decides. A test of the sync passes `fsync: true`.
+ */
+export const SYNC_EACH_WRITE = false;
+
 export class NedbStore implements Store {
   readonly engine = "nedb" as const;
   private readonly collections = new Map<string, NedbCollection<Doc>>();
   private readonly options: NedbCollectionOptions;
 
   /**
-   * `dir` null keeps every collection in memory. `options.fsync` (STORE_FSYNC) is read alone when a
-   * store is opened without a loaded configuration; `options.watch` hears of failed writes
+   * `dir` null keeps every collection in memory. `options.fsync` (default `SYNC_EACH_WRITE`) syncs
+   * each write's file before it answers; `options.watch` hears of failed writes
    * (shared/runtime/store-watch).
    */
   constructor(
@@ -388,7 +395,7 @@ export class NedbStore implements Store {
     options: Partial<NedbCollectionOptions> = {},
   ) {
     this.options = {
-      fsync: options.fsync ?? loadSetting("storeFsync"),
+      fsync: options.fsync ?? SYNC_EACH_WRITE,
       watch: options.watch ?? quietWatch,
     };
     if (dir) acquireLock(dir);

@@ -401,7 +401,7 @@ describe("NeDB on a disk that fails", () => {
     await closeStore(again);
   });
 
-  it("when STORE_FSYNC is on, then a write is synced before it answers, and a failed sync fails it, takes its line out of the file and leaves memory without it", async () => {
+  it("when a store syncs each write (fsync), then a write is synced before it answers, and a failed sync fails it, takes its line out of the file and leaves memory without it", async () => {
     const dir = freshDir();
     const { store, things, file } = await seededStore(dir, { fsync: true });
     const realOpen = fs.promises.open;

@@ -146,11 +146,11 @@ describe("the options that carry them", () => {
       password: "pw2",
     });
     expect(redisClientOptions("redis://r:6379")).not.toHaveProperty("password");
-    expect(connectionOptions(false, { mongoUser: "auth", mongoPassword: "pw3" }).auth).toEqual({
+    expect(connectionOptions({ mongoUser: "auth", mongoPassword: "pw3" }).auth).toEqual({
       username: "auth",
       password: "pw3",
     });
-    expect(connectionOptions(false, { mongoUser: "", mongoPassword: "" }).auth).toBeUndefined();
+    expect(connectionOptions({ mongoUser: "", mongoPassword: "" }).auth).toBeUndefined();
   });
 });
 

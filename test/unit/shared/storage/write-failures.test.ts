@@ -115,11 +115,13 @@ describe("which failures are store write failures", () => {
     expect(mongoWriteFailure(err)).toBeNull();
   });
 
-  it("when STORE_FSYNC is on, then MongoDB writes ask for the journal, keeping the rest of the URI's write concern", () => {
-    const uri = "mongodb://127.0.0.1:1/db?w=majority";
-    const withJournal = new m.MongoClient(uri, connectionOptions(true));
+  it("when MONGO_URI names a write concern, then MongoDB writes ask for exactly it, the journal included", () => {
+    const withJournal = new m.MongoClient(
+      "mongodb://127.0.0.1:1/db?w=majority&journal=true",
+      connectionOptions(),
+    );
     expect(withJournal.options.writeConcern).toMatchObject({ w: "majority", journal: true });
-    const plain = new m.MongoClient(uri, connectionOptions(false));
+    const plain = new m.MongoClient("mongodb://127.0.0.1:1/db?w=majority", connectionOptions());
     expect(plain.options.writeConcern?.journal).toBeUndefined();
     expect(storeError(server(9, "FailedToParse"))).toBeInstanceOf(m.MongoServerError);
   });
