@@ -48,7 +48,7 @@ async function resetStore(config: Config): Promise<void> {
 /** Embedded: run the domain services here. Distributed: be a bare node that calls the cluster. */
 async function withBroker<T>(config: Config, fn: (run: Run) => Promise<T>): Promise<T> {
   if (onFiles(config)) {
-    // A server that holds the store but takes no commands (ADMIN_SOCKET=false, an older version): say so
+    // A server that holds the store but takes no commands (an older version, its socket removed): say so
     // before starting anything.
     const holder = lockHolder(dbDir(config));
     if (holder !== null) {

@@ -52,8 +52,9 @@ async function main(): Promise<void> {
   // Embedded, the server holds the store: the CLI hands it its commands, which run here through the
   // same functions as in the CLI's own broker (docs/decisions/0142-cli-beside-a-running-server.md).
   // A distributed process has none: the CLI joins the cluster instead. Open before the banner below,
-  // which tells how to renew the tokens with the CLI.
-  if (isEmbedded(config) && config.adminSocket) {
+  // which tells how to renew the tokens with the CLI. Always on: only the server's own user may use the
+  // socket, who could stop the server anyway, and without it the CLI could not work beside a server.
+  if (isEmbedded(config)) {
     const admin = await openAdminSocket({
       path: adminSocketPath(config),
       handle: (request) => runCommand(broker, request, { baseUrl: url }),

@@ -171,7 +171,6 @@ export const configSchema = {
     oneOf("short", "json"),
   ),
   dataDir: entry("DATA_DIR", "./data", "Folder of the embedded store and keys", str),
-  adminSocket: entry("ADMIN_SOCKET", "true", "Embedded: take CLI commands on DATA_DIR/admin.sock", bool),
   storeInMemory: entry("STORE_IN_MEMORY", "false", "Embedded store in memory only (tests)", bool),
   mongoUri: entry("MONGO_URI", "", "MongoDB URL (empty: the embedded store)", str),
   mongoUser: entry("MONGO_USER", "", "This process's MongoDB user (empty: none)", str),
@@ -357,6 +356,7 @@ const NOW_CONSTANTS: Readonly<Record<string, string>> = {
   MEDIA_DIR: "embedded, pictures are kept in DATA_DIR/media (services/stores/open-blob-store.ts)",
   TRACING_INTERVAL_MS: "finished spans are sent every 5 s (shared/tracing/index.ts)",
   TRACING_QUEUE_SIZE: "a process holds at most 10,000 finished spans (shared/tracing/index.ts)",
+  ADMIN_SOCKET: "an embedded server always takes CLI commands on DATA_DIR/admin.sock (bin/start.ts)",
   STORE_FSYNC:
     "embedded writes are not synced (shared/storage/nedb.ts); MongoDB's durability is MONGO_URI's write concern (journal=true)",
 };
