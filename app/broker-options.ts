@@ -17,7 +17,7 @@ import { redisClientOptions } from "../shared/runtime/redis-options";
 import { natsConnectionOptions } from "../shared/runtime/nats-options";
 import { ReconnectingNatsTransporter } from "../shared/runtime/nats-transporter";
 import { CallsAcrossLossMiddleware } from "../shared/runtime/nats-calls-across-loss";
-import { MAX_DELIVERIES } from "../services/notifier/delivery-bounds";
+import { ACK_WAIT_SECONDS, MAX_DELIVERIES } from "../services/notifier/delivery-bounds";
 import { OUTBOX_RETENTION_MS } from "../shared/outbox/expiry";
 
 /**
@@ -37,7 +37,7 @@ function channelsMiddleware(config: Config): Middleware[] {
             connectionOptions: natsConnectionOptions(config),
             // A job must finish (and be acknowledged) within this, or JetStream hands it out again; a
             // notifier that died mid-job is thus replaced after at most this long.
-            consumerOptions: { config: { ack_wait: config.notifierAckWaitSeconds * 1e9 } },
+            consumerOptions: { config: { ack_wait: ACK_WAIT_SECONDS * 1e9 } },
             // Every stream (facts, jobs, dead letters) keeps a message OUTBOX_RETENTION_MS, as long as a
             // fact may wait in its outbox: with the default "limits" retention a stream otherwise keeps
             // every message, acknowledged or not, for ever (docs/decisions/0041-durable-facts.md).

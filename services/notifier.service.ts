@@ -21,7 +21,7 @@ import { noRetry, serviceConfig, serviceStore } from "../shared/runtime";
 import { STOPPING_EVENT } from "../shared/runtime/shutdown";
 import { acceptMulticast, stageRecipients, type AcceptDeps } from "./notifier/accept";
 import { BATCH_SIZE, deliverJob, RETRY_BASE_MS, TOKEN_RETRIES, type DeliverDeps } from "./notifier/deliver";
-import { MAX_DELIVERIES } from "./notifier/delivery-bounds";
+import { ACK_WAIT_SECONDS, MAX_DELIVERIES } from "./notifier/delivery-bounds";
 import { JobsRepository, type JobDoc, type Retention } from "./notifier/jobs.repository";
 import { NOTIFIER_SWEEP_INTERVAL_MS, notifierSweepTasks, RETENTION } from "./notifier/retention";
 import { Sweeper } from "../shared/runtime/sweeper";
@@ -170,7 +170,7 @@ const NotifierServiceSchema: ServiceSchema<Record<string, never>, NotifierServic
         }
         // The adapter signals "in progress" once, on receipt; a job can outlast the acknowledgement
         // window, so keep signalling while it runs, or JetStream would hand it out a second time.
-        const everyMs = (this.config.notifierAckWaitSeconds * 1000) / 3;
+        const everyMs = (ACK_WAIT_SECONDS * 1000) / 3;
         const heartbeat = raw?.working ? setInterval(() => raw.working?.(), everyMs) : null;
         let failure: { err: unknown } | null = null;
         try {

@@ -9,3 +9,11 @@
  * a sixth would meet too.
  */
 export const MAX_DELIVERIES = 5;
+
+/**
+ * Seconds without a sign of life before JetStream hands a job to another notifier. The notifier signals
+ * "in progress" every third of it while a job runs, so only a dead or stuck process meets it: 15 s lets
+ * two signals be late under load (a GC pause, a slow store) without a second delivery, and a crashed
+ * notifier's job resumes within a quarter of a minute of it.
+ */
+export const ACK_WAIT_SECONDS = 15;

@@ -247,12 +247,6 @@ export const configSchema = {
   ),
   fcmEndpoint: entry("FCM_ENDPOINT", "", "FCM address instead of Google's; http:// in tests", optionalUrl),
   pushBatchConcurrency: entry("PUSH_BATCH_CONCURRENCY", "4", "Batches of 500 tokens in flight", int(1, 64)),
-  notifierAckWaitSeconds: entry(
-    "NOTIFIER_ACK_WAIT_SECONDS",
-    "15",
-    "Silence before JetStream hands a job out again",
-    int(2, 86_400),
-  ),
   authCacheSeconds: entry(
     "AUTH_CACHE_SECONDS",
     "60",
@@ -357,6 +351,8 @@ const NOW_CONSTANTS: Readonly<Record<string, string>> = {
   TRACING_INTERVAL_MS: "finished spans are sent every 5 s (shared/tracing/index.ts)",
   TRACING_QUEUE_SIZE: "a process holds at most 10,000 finished spans (shared/tracing/index.ts)",
   ADMIN_SOCKET: "an embedded server always takes CLI commands on DATA_DIR/admin.sock (bin/start.ts)",
+  NOTIFIER_ACK_WAIT_SECONDS:
+    "JetStream hands a silent job out again after 15 s (services/notifier/delivery-bounds.ts)",
   STORE_FSYNC:
     "embedded writes are not synced (shared/storage/nedb.ts); MongoDB's durability is MONGO_URI's write concern (journal=true)",
 };

@@ -3,7 +3,6 @@
  * stand-in `this`): the bound on attempts (MAX_DELIVERIES) at one job, the job view GET
  * /notifications/{id} answers, and what a stop does to a job on the channel.
  */
-import type { Config } from "../../../shared/config";
 import { NedbStore } from "../../../shared/storage";
 import type { DeliverDeps } from "../../../services/notifier/deliver";
 import { JobsRepository } from "../../../services/notifier/jobs.repository";
@@ -182,7 +181,6 @@ describe("the notifier.jobs channel handler during a stop", () => {
       jobs,
       stopping: false,
       maxDeliveries: 5,
-      config: { notifierAckWaitSeconds: 15 } as Partial<Config> as Config,
       retention: RETENTION,
     };
     const deps: DeliverDeps = {
