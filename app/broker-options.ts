@@ -72,18 +72,29 @@ export function countsAgainstNode(err: unknown): boolean {
 }
 
 /**
- * NODE_ID, or for a process of one service `<service>.<host>-<pid>`: NATS permits a service's user to
- * take calls only on its own nodes' subjects (`MOL-<ns>.REQ.<service>.>`) and grants each caller the
- * nodes it calls (shared/ops/nats-auth.ts), which needs the service in the node id's first token. A
- * process of several services keeps Moleculer's own default (host and pid).
+ * A node's id, `<who>.<host>-<pid>`, never a setting: NATS permits a user to take calls only on its own
+ * nodes' subjects (`MOL-<ns>.REQ.<service>.>`) and grants each caller the nodes it calls
+ * (shared/ops/nats-auth.ts), which needs the user in the id's first token, and host and pid make it
+ * unique without anyone choosing. `<who>` is the NATS user (a service's, or `ops` for the CLI), else the
+ * one service the process runs; a process of several services without a user is `<host>-<pid>`, as
+ * Moleculer's own default.
  */
-export function nodeIdOf(config: Pick<Config, "nodeId" | "services">): string | undefined {
-  if (config.nodeId) return config.nodeId;
-  if (config.services.length !== 1) return undefined;
-  return `${config.services[0]}.${os
+export function nodeIdOf(config: Pick<Config, "natsUser" | "services">): string {
+  const host = `${os
     .hostname()
     .toLowerCase()
     .replace(/[.*>\s]/g, "-")}-${process.pid}`;
+  const who = config.natsUser || (config.services.length === 1 ? config.services[0] : "");
+  return who ? `${who}.${host}` : host;
+}
+
+/** Ids given to this process's brokers: a second broker of a process (tests, the CLI's) gets `-2`, … */
+const takenIds = new Map<string, number>();
+
+function uniqueInProcess(id: string): string {
+  const n = (takenIds.get(id) ?? 0) + 1;
+  takenIds.set(id, n);
+  return n === 1 ? id : `${id}-${n}`;
 }
 
 export function brokerOptions(config: Config): BrokerOptions {
@@ -103,7 +114,7 @@ export function brokerOptions(config: Config): BrokerOptions {
     ],
     metadata: {},
     namespace: config.namespace,
-    nodeID: nodeIdOf(config),
+    nodeID: uniqueInProcess(nodeIdOf(config)),
     transporter,
     cacher:
       config.cacher === "Memory"

@@ -147,7 +147,6 @@ export const configSchema = {
   metricsPort: entry("METRICS_PORT", "0", "Port of Prometheus /metrics (0: off)", int(0, 65535)),
   healthPort: entry("HEALTH_PORT", "0", "Port of /health without the gateway (0: none)", int(0, 65535)),
   namespace: entry("NAMESPACE", "", "Moleculer namespace: nodes see only their own", str),
-  nodeId: entry("NODE_ID", "", "Moleculer node id (empty: host name and pid)", str),
   transporter: entry("TRANSPORTER", "", "NATS URLs, nats:// or tls:// (empty: none)", str),
   natsUser: entry("NATS_USER", "", "This process's NATS user (empty: none)", str),
   natsPassword: entry("NATS_PASSWORD", "", "Password of NATS_USER (a Secret)", str),
@@ -353,6 +352,7 @@ const NOW_CONSTANTS: Readonly<Record<string, string>> = {
   ADMIN_SOCKET: "an embedded server always takes CLI commands on DATA_DIR/admin.sock (bin/start.ts)",
   NOTIFIER_ACK_WAIT_SECONDS:
     "JetStream hands a silent job out again after 15 s (services/notifier/delivery-bounds.ts)",
+  NODE_ID: "a node's id is <NATS user or service>.<host>-<pid> (app/broker-options.ts)",
   STORE_FSYNC:
     "embedded writes are not synced (shared/storage/nedb.ts); MongoDB's durability is MONGO_URI's write concern (journal=true)",
 };
@@ -446,17 +446,6 @@ function checkCredentials(config: Config): void {
   }
   if ((config.natsTlsCert === "") !== (config.natsTlsKey === "")) {
     throw new ConfigError("NATS_TLS_CERT and NATS_TLS_KEY go together");
-  }
-  // NATS lets a service's user take calls only on subjects of its own nodes (shared/ops/nats-auth.ts).
-  const [only, ...more] = config.services;
-  if (
-    config.natsUser &&
-    only &&
-    more.length === 0 &&
-    config.nodeId &&
-    !config.nodeId.startsWith(`${only}.`)
-  ) {
-    throw new ConfigError(`NODE_ID must start with "${only}." (the service it runs, then a dot)`);
   }
 }
 

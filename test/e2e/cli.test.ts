@@ -492,7 +492,6 @@ describe("ctl beside a running embedded server", () => {
 describe("ctl as a node of a cluster", () => {
   const run = requireBinary("nats-server") && requireBinary("redis-server");
   let cluster: Cluster | null = null;
-  let calls = 0;
   afterAll(() => cluster?.stop(), 60_000);
 
   /** The CLI as an operator runs it against the cluster: its address, namespace and the ops user. */
@@ -504,7 +503,6 @@ describe("ctl as a node of a cluster", () => {
         NAMESPACE: cluster!.namespace,
         ...cluster!.nats.credentials("ops"),
         ...cluster!.redis.credentials("ops"),
-        NODE_ID: `ops.cli-${process.pid}-${++calls}`,
         DATA_DIR: tmp(),
         NODE_ENV: "test",
         LOG_LEVEL: "warn",

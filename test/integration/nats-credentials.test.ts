@@ -47,7 +47,6 @@ run("NATS credentials", () => {
       LOG_LEVEL: "trace",
       LOG_FORMAT: "json",
       ...nats.credentials("ops"),
-      NODE_ID: `ops.logs-${process.pid}`,
     });
     const password = env.NATS_PASSWORD;
     let connected = false;

@@ -26,17 +26,9 @@ maybe("notifier over NATS JetStream", () => {
 
   beforeAll(async () => {
     nats = await startNatsServer();
-    const env = (extra: Record<string, string>) =>
-      loadConfig(testEnv({ TRANSPORTER: nats.url, NAMESPACE: namespace, ...extra }));
-    front = createBroker(env({ NODE_ID: "front" }), [
-      "gateway",
-      "auth",
-      "users",
-      "rounds",
-      "stores",
-      "settings",
-    ]);
-    notifier = createBroker(env({ NODE_ID: "notifier" }), ["notifier"]);
+    const env = () => loadConfig(testEnv({ TRANSPORTER: nats.url, NAMESPACE: namespace }));
+    front = createBroker(env(), ["gateway", "auth", "users", "rounds", "stores", "settings"]);
+    notifier = createBroker(env(), ["notifier"]);
     await Promise.all([front.start(), notifier.start()]);
     await front.waitForServices(["notifier"], 10_000);
     const gateway = front.getLocalService("gateway") as unknown as { server: Server };

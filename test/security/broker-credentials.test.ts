@@ -56,7 +56,7 @@ inCluster("NATS credentials and permissions", () => {
     // each refusal and keeps retrying after a stop (its transit clears `disconnecting` once stopped),
     // so a retrying one would outlive this suite.
     const broker = new ServiceBroker({
-      ...brokerOptions(peerConfig({ NODE_ID: `intruder-${process.pid}`, LOG_LEVEL: "fatal" })),
+      ...brokerOptions(peerConfig({ LOG_LEVEL: "fatal" })),
       transit: { disableReconnect: true },
     });
     opened.push(broker);
@@ -72,10 +72,7 @@ inCluster("NATS credentials and permissions", () => {
   });
 
   it("when the notifier's user calls auth's node, then NATS drops the call, while the users service it calls answers", async () => {
-    const broker = peer({
-      ...cluster().nats.credentials("notifier"),
-      NODE_ID: `notifier.probe-${process.pid}`,
-    });
+    const broker = peer(cluster().nats.credentials("notifier"));
     await broker.start();
     await broker.waitForServices(["auth", "users"], 10_000);
     // `$node` actions would be answered by this very node: the calls go to the services' own actions.
@@ -87,7 +84,7 @@ inCluster("NATS credentials and permissions", () => {
       broker.call("auth.issueTokens", { user_id: sys.manifest.users.alice.id }),
     ).rejects.toMatchObject({ name: "RequestTimeoutError" });
     // The same call from a node NATS lets reach auth (the operations CLI's user) is answered.
-    const ops = peer({ ...cluster().nats.credentials("ops"), NODE_ID: `ops.probe-${process.pid}` });
+    const ops = peer(cluster().nats.credentials("ops"));
     await ops.start();
     await ops.waitForServices(["auth"], 10_000);
     await expect(

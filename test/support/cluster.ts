@@ -107,19 +107,20 @@ function baseEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   });
 }
 
-function serviceProcess(
-  name: string,
-  env: NodeJS.ProcessEnv,
-  replica = 1,
-  nodeArgs: string[] = [],
-): ServiceProcess {
-  // `<service>.…`: NATS lets the other services call a node only so (shared/ops/nats-auth.ts).
-  const nodeID = `${name}.${replica}-${process.pid}`;
+function serviceProcess(name: string, env: NodeJS.ProcessEnv, nodeArgs: string[] = []): ServiceProcess {
+  // `<service>.<host>-<pid>`, as the process names itself (app/broker-options.ts, nodeIdOf): NATS lets
+  // the other services call a node only so (shared/ops/nats-auth.ts). A restart is a new pid, a new id.
+  const host = os
+    .hostname()
+    .toLowerCase()
+    .replace(/[.*>\s]/g, "-");
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), `cluster-${name}-`));
   const logFile = path.join(dataDir, "process.log");
   const proc: ServiceProcess = {
     name,
-    nodeID,
+    get nodeID() {
+      return `${name}.${host}-${proc.child?.pid ?? "not-started"}`;
+    },
     dataDir,
     logFile,
     child: null,
@@ -128,7 +129,7 @@ function serviceProcess(
       const out = fs.openSync(logFile, "a");
       proc.child = spawn(process.execPath, [...SERVER_NODE_FLAGS, ...nodeArgs, bin("start")], {
         cwd: root,
-        env: { ...proc.env, SERVICES: name, NODE_ID: nodeID, DATA_DIR: dataDir },
+        env: { ...proc.env, SERVICES: name, DATA_DIR: dataDir },
         stdio: ["ignore", out, out],
       });
       fs.closeSync(out);
@@ -211,7 +212,6 @@ async function startProcesses(
   const clientConfig = loadConfig({
     ...(env as Record<string, string>),
     ...credentialsOf("ops"),
-    NODE_ID: `ops.test-client-${process.pid}`,
     STORE_IN_MEMORY: "true",
     DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), "cluster-client-")),
     LOG_LEVEL: opts.env?.LOG_LEVEL ?? "error",
@@ -228,12 +228,12 @@ async function startProcesses(
   });
   processes.set(
     "gateway",
-    serviceProcess("gateway", { ...envOf("gateway"), PORT: String(port) }, 1, opts.nodeArgs?.gateway),
+    serviceProcess("gateway", { ...envOf("gateway"), PORT: String(port) }, opts.nodeArgs?.gateway),
   );
   for (const name of services) {
     for (let i = 1; i <= (opts.replicas?.[name] ?? 1); i++) {
       const key = i === 1 ? name : `${name}#${i}`;
-      processes.set(key, serviceProcess(name, envOf(key), i, opts.nodeArgs?.[name]));
+      processes.set(key, serviceProcess(name, envOf(key), opts.nodeArgs?.[name]));
     }
   }
   for (const p of processes.values()) p.start();

@@ -35,7 +35,6 @@ const PROCESS_VARIABLES = [
   "SERVICES",
   "PORT",
   "DATA_DIR",
-  "NODE_ID",
   "NAMESPACE",
   // Credentials are each process's own: the cluster tier gives them.
   "NATS_USER",

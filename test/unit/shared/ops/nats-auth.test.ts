@@ -63,22 +63,23 @@ describe("credential settings", () => {
     );
   });
 
-  it("when a service's process names its own NODE_ID with a NATS user, then it must begin with the service and a dot", () => {
-    const base = { TRANSPORTER: "nats://n:4222", NATS_USER: "auth", NATS_PASSWORD: "p1", SERVICES: "auth" };
-    expect(refusal({ ...base, NODE_ID: "auth-1" })).toBe(
-      'NODE_ID must start with "auth." (the service it runs, then a dot)',
-    );
-    expect(refusal({ ...base, NODE_ID: "auth.pod-1" })).toBe("accepted");
-  });
-
-  it("when a process runs one service without NODE_ID, then its node id is `<service>.<host>-<pid>`; several services keep Moleculer's", () => {
+  it("when a process has a NATS user, then its node id begins with the user; without one, with its one service; else it is host and pid", () => {
     const host = os
       .hostname()
       .toLowerCase()
       .replace(/[.*>\s]/g, "-");
-    expect(nodeIdOf({ nodeId: "", services: ["notifier"] })).toBe(`notifier.${host}-${process.pid}`);
-    expect(nodeIdOf({ nodeId: "", services: ["gateway", "auth"] })).toBeUndefined();
-    expect(nodeIdOf({ nodeId: "ops.cli", services: ["auth"] })).toBe("ops.cli");
+    const all = ["gateway", "auth", "users"];
+    expect(nodeIdOf({ natsUser: "ops", services: all })).toBe(`ops.${host}-${process.pid}`);
+    expect(nodeIdOf({ natsUser: "", services: ["notifier"] })).toBe(`notifier.${host}-${process.pid}`);
+    expect(nodeIdOf({ natsUser: "", services: all })).toBe(`${host}-${process.pid}`);
+  });
+
+  it("when a process starts a second broker with the same user, then the second id differs by a suffix", () => {
+    const config = loadConfig({ NATS_USER: "ops", NATS_PASSWORD: "p1", TRANSPORTER: "nats://n:4222" });
+    const first = brokerOptions(config).nodeID as string;
+    const second = brokerOptions(config).nodeID as string;
+    expect(second).not.toBe(first);
+    expect(second.startsWith("ops.")).toBe(true);
   });
 });
 
