@@ -18,6 +18,13 @@ import {
 import type { PushTransport, TokenResult } from "./transport";
 
 export const BATCH_SIZE = 500;
+/**
+ * Batches in flight at once: firebase-admin sends each token as a request of its own over the
+ * transport's 64 connections (transport.ts), and 4 batches (2,000 requests) keep them all busy with the
+ * next batch queued, while a notifier killed mid-job resends at most these 2,000 tokens (the rest are
+ * recorded done or not started). More would only lengthen the agent's queue and that resend.
+ */
+export const BATCH_CONCURRENCY = 4;
 /** User ids per `users.deviceTokens` call (also bounded by bytes, like every page: shared/contracts/paging). */
 export const DEVICE_LOOKUP_USERS = 1000;
 

@@ -245,7 +245,6 @@ export const configSchema = {
     str,
   ),
   fcmEndpoint: entry("FCM_ENDPOINT", "", "FCM address instead of Google's; http:// in tests", optionalUrl),
-  pushBatchConcurrency: entry("PUSH_BATCH_CONCURRENCY", "4", "Batches of 500 tokens in flight", int(1, 64)),
   authCacheSeconds: entry(
     "AUTH_CACHE_SECONDS",
     "60",
@@ -353,6 +352,7 @@ const NOW_CONSTANTS: Readonly<Record<string, string>> = {
   NOTIFIER_ACK_WAIT_SECONDS:
     "JetStream hands a silent job out again after 15 s (services/notifier/delivery-bounds.ts)",
   NODE_ID: "a node's id is <NATS user or service>.<host>-<pid> (app/broker-options.ts)",
+  PUSH_BATCH_CONCURRENCY: "4 batches of 500 tokens are in flight (services/notifier/deliver.ts)",
   STORE_FSYNC:
     "embedded writes are not synced (shared/storage/nedb.ts); MongoDB's durability is MONGO_URI's write concern (journal=true)",
 };

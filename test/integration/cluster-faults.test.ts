@@ -14,6 +14,7 @@ import { startCluster, type Cluster } from "../support/cluster";
 import { peakGrowthFrom } from "../support/processes";
 import { startFakeFcm, type FakeFcm } from "../support/fake-fcm";
 import { ACK_WAIT_SECONDS } from "../../services/notifier/delivery-bounds";
+import { BATCH_CONCURRENCY, BATCH_SIZE } from "../../services/notifier/deliver";
 import { deployedProcessEnv } from "../support/deployed";
 import {
   NO_GATEWAY_CACHES,
@@ -29,7 +30,8 @@ const run = requireBinary("nats-server") && requireBinary("redis-server");
 const maybe = run ? describe : describe.skip;
 const MB = 1024 * 1024;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const TOKENS = 1500;
+/** More batches than are in flight at once, so that a crash lands mid-job with work still to start. */
+const TOKENS = BATCH_SIZE * (BATCH_CONCURRENCY + 2);
 
 async function waitForJob(baseUrl: string, key: string, id: string, timeoutMs: number): Promise<any> {
   const deadline = Date.now() + timeoutMs;
@@ -43,7 +45,7 @@ async function waitForJob(baseUrl: string, key: string, id: string, timeoutMs: n
   return job;
 }
 
-/** 1,500 tokens over 300 users: three batches of 500, in token order. */
+/** TOKENS tokens over 300 users: batches of 500, in token order. */
 async function importDevices(
   cluster: Cluster,
   prefix: string,
@@ -107,7 +109,7 @@ maybe("a multipart upload in the cluster", () => {
   }, 60_000);
 });
 
-/** The fake FCM and a cluster whose notifier sends one batch at a time (so a crash lands mid-job). */
+/** The fake FCM and a cluster whose notifier sends to it. */
 function notifierCluster(env: Record<string, string>) {
   const ctx = {} as { fcm: FakeFcm; cluster: Cluster; key: string };
   beforeAll(async () => {
@@ -115,7 +117,6 @@ function notifierCluster(env: Record<string, string>) {
     ctx.cluster = await startCluster({
       env: {
         FCM_ENDPOINT: ctx.fcm.url,
-        PUSH_BATCH_CONCURRENCY: "1",
         ...env,
       },
     });
@@ -136,17 +137,21 @@ maybe("the notifier killed mid-job, with the default acknowledgement window", ()
     const { cluster, fcm, key } = ctx;
     const { userIds, tokens } = await importDevices(cluster, "crash");
     fcm.delayMs = 150;
-    const deliveredBefore = fcm.delivered.length;
     const id = await sendMulticast(cluster, key, "Crash", userIds);
 
-    // The first batch done, the second in flight: crash.
+    // Once a batch is recorded sent (the job's count), crash with others in flight or still to start.
     const deadline = Date.now() + 30_000;
-    while (fcm.delivered.length - deliveredBefore < 600 && Date.now() < deadline) await sleep(20);
+    let recorded = 0;
+    while (recorded < BATCH_SIZE && Date.now() < deadline) {
+      const res = await fetch(`${cluster.baseUrl}/notifications/${id}`, { headers: { "x-api-key": key } });
+      recorded = ((await res.json()) as { sent: number }).sent;
+      if (recorded < BATCH_SIZE) await sleep(20);
+    }
     const notifier = cluster.processes.get("notifier")!;
     await notifier.kill();
     const killedAt = Date.now();
     const sentBeforeCrash = new Set(tokens.filter((t) => fcm.hits.has(t)));
-    expect(sentBeforeCrash.size).toBeGreaterThanOrEqual(500);
+    expect(recorded).toBeGreaterThanOrEqual(BATCH_SIZE);
     expect(sentBeforeCrash.size).toBeLessThan(TOKENS);
 
     fcm.delayMs = 0;
@@ -182,9 +187,17 @@ maybe("the notifier killed mid-job, with the default acknowledgement window", ()
       expect.objectContaining({ status: "done", devices: TOKENS, sent: TOKENS, failed: 0 }),
     );
     tokens.forEach((t) => expect(fcm.hits.get(t)).toBeGreaterThanOrEqual(1));
-    tokens.slice(0, 500).forEach((t) => expect(fcm.hits.get(t)).toBe(1));
-    // Only the batch in flight at the crash may have gone out twice (at-least-once).
-    expect(tokens.filter((t) => (fcm.hits.get(t) ?? 0) > 1).length).toBeLessThanOrEqual(500);
+    // Batches are runs of the sorted tokens: every batch recorded sent before the crash went out once,
+    // so at least as many batches have no token sent twice.
+    const batches = Array.from({ length: TOKENS / BATCH_SIZE }, (_, i) =>
+      tokens.slice(i * BATCH_SIZE, (i + 1) * BATCH_SIZE),
+    );
+    const sentOnce = batches.filter((b) => b.every((t) => fcm.hits.get(t) === 1));
+    expect(sentOnce.length).toBeGreaterThanOrEqual(recorded / BATCH_SIZE);
+    // Only the batches in flight at the crash may have gone out twice (at-least-once).
+    expect(tokens.filter((t) => (fcm.hits.get(t) ?? 0) > 1).length).toBeLessThanOrEqual(
+      BATCH_CONCURRENCY * BATCH_SIZE,
+    );
   }, 150_000);
 });
 
@@ -196,9 +209,9 @@ maybe("a job longer than the acknowledgement window", () => {
   it("when a job runs longer than the acknowledgement window, then it is not handed out again while it runs", async () => {
     const { cluster, fcm, key } = ctx;
     const { userIds, tokens } = await importDevices(cluster, "slow");
-    // 1,500 sends over the transport's 64 connections, each held 1.6 s by a slow FCM: some 24 waves,
+    // 3,000 sends over the transport's 64 connections, each held 0.8 s by a slow FCM: some 47 waves,
     // about 38 s, more than two windows.
-    fcm.delayMs = 1600;
+    fcm.delayMs = 800;
     const id = await sendMulticast(cluster, key, "Slow", userIds);
     const job = await waitForJob(cluster.baseUrl, key, id, 150_000);
     fcm.delayMs = 0;
