@@ -24,7 +24,7 @@ import { acquireLock, lockHolder, releaseLock } from "../shared/storage/nedb";
 type Run = (request: CommandRequest) => Promise<unknown>;
 
 /** Whether the store is DATA_DIR's embedded files (not MongoDB, not memory). */
-const onFiles = (config: Config): boolean => isEmbedded(config) && !config.mongoUri && !config.storeInMemory;
+const onFiles = (config: Config): boolean => isEmbedded(config) && !config.mongoUri;
 
 async function resetStore(config: Config): Promise<void> {
   if (config.mongoUri) {

@@ -27,7 +27,6 @@ async function main(): Promise<void> {
   const shouldSeed =
     isEmbedded(config) &&
     !config.mongoUri &&
-    !config.storeInMemory &&
     config.seedOnEmpty &&
     config.nodeEnv !== "production" &&
     embeddedStoreIsEmpty(config);

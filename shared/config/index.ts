@@ -170,7 +170,6 @@ export const configSchema = {
     oneOf("short", "json"),
   ),
   dataDir: entry("DATA_DIR", "./data", "Folder of the embedded store and keys", str),
-  storeInMemory: entry("STORE_IN_MEMORY", "false", "Embedded store in memory only (tests)", bool),
   mongoUri: entry("MONGO_URI", "", "MongoDB URL (empty: the embedded store)", str),
   mongoUser: entry("MONGO_USER", "", "This process's MongoDB user (empty: none)", str),
   mongoPassword: entry("MONGO_PASSWORD", "", "Password of MONGO_USER (a Secret)", str),
@@ -353,6 +352,7 @@ const NOW_CONSTANTS: Readonly<Record<string, string>> = {
     "JetStream hands a silent job out again after 15 s (services/notifier/delivery-bounds.ts)",
   NODE_ID: "a node's id is <NATS user or service>.<host>-<pid> (app/broker-options.ts)",
   PUSH_BATCH_CONCURRENCY: "4 batches of 500 tokens are in flight (services/notifier/deliver.ts)",
+  STORE_IN_MEMORY: "the embedded store keeps its files in DATA_DIR/db; a test gives a fresh DATA_DIR",
   STORE_FSYNC:
     "embedded writes are not synced (shared/storage/nedb.ts); MongoDB's durability is MONGO_URI's write concern (journal=true)",
 };

@@ -20,12 +20,10 @@ export interface FolderToWrite {
 /** Services that keep documents in the store (the gateway keeps none). */
 const STORING = new Set(["auth", "users", "rounds", "stores", "settings", "notifier"]);
 
-export function foldersToWrite(
-  config: Pick<Config, "services" | "mongoUri" | "storeInMemory" | "dataDir">,
-): FolderToWrite[] {
+export function foldersToWrite(config: Pick<Config, "services" | "mongoUri" | "dataDir">): FolderToWrite[] {
   const folders: FolderToWrite[] = [];
   const embedded = !config.mongoUri;
-  if (embedded && !config.storeInMemory && config.services.some((s) => STORING.has(s))) {
+  if (embedded && config.services.some((s) => STORING.has(s))) {
     folders.push({
       setting: "DATA_DIR",
       dir: config.dataDir,

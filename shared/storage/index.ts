@@ -24,7 +24,7 @@ export async function openStore(config: Config, watch?: StoreWatch): Promise<Sto
     const { MongoStore } = await import("./mongo");
     return MongoStore.connect(config.mongoUri, { watch, auth: config });
   }
-  return new NedbStore(config.storeInMemory ? null : dbDir(config), { watch });
+  return new NedbStore(dbDir(config), { watch });
 }
 
 const stores = new WeakMap<object, Promise<Store>>();

@@ -41,7 +41,7 @@ process.exit(0);
 function runChild<T>(script: string, env: Record<string, string> = {}): T {
   const res = spawnSync(process.execPath, ["--require", "tsx/cjs", "-e", script], {
     cwd: root,
-    env: childEnv({ STORE_IN_MEMORY: "true", PORT: "0", LOG_LEVEL: "warn", ...env }),
+    env: childEnv({ PORT: "0", LOG_LEVEL: "warn", ...env }),
     encoding: "utf8",
     timeout: 60_000,
   });

@@ -17,7 +17,7 @@ let metricsPort: number;
 beforeAll(async () => {
   metricsPort = await freePort();
   sys = await startSystem({
-    env: { STORE_IN_MEMORY: "false", METRICS_PORT: String(metricsPort), LOG_LEVEL: "warn" },
+    env: { METRICS_PORT: String(metricsPort), LOG_LEVEL: "warn" },
   });
 });
 afterAll(() => sys.stop());

@@ -212,7 +212,6 @@ async function startProcesses(
   const clientConfig = loadConfig({
     ...(env as Record<string, string>),
     ...credentialsOf("ops"),
-    STORE_IN_MEMORY: "true",
     DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), "cluster-client-")),
     LOG_LEVEL: opts.env?.LOG_LEVEL ?? "error",
   });

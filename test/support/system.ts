@@ -64,12 +64,11 @@ export interface StartOptions {
 }
 
 export const testEnv = (extra: Record<string, string> = {}): Record<string, string> => ({
-  // The store is in memory; uploaded pictures still go to files, in a folder of this test run.
+  // The store's files and uploaded pictures, in a fresh folder of this test system (removed at its stop).
   DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), "rounds-test-")),
   NODE_ENV: "test",
   PORT: "0",
   HOST: "127.0.0.1",
-  STORE_IN_MEMORY: "true",
   LOG_LEVEL: "error",
   // A run with hooks into libraries' internals forced off (.ci/run) reaches the system under test.
   ...(process.env.INTERNALS_HOOKS_OFF ? { INTERNALS_HOOKS_OFF: process.env.INTERNALS_HOOKS_OFF } : {}),

@@ -21,7 +21,7 @@ afterAll(() => dirs.forEach((d) => fs.rmSync(d, { recursive: true, force: true }
 describe("development keys", () => {
   it("when auth starts without keys outside production, then a key and a secret are made in DATA_DIR/keys (folder 0700, files 0600, folder created), and the next start reuses them", () => {
     const dataDir = tmp();
-    const first = authKeysOf(loadConfig({ DATA_DIR: dataDir, STORE_IN_MEMORY: "true" }));
+    const first = authKeysOf(loadConfig({ DATA_DIR: dataDir }));
     expect(fs.statSync(developmentKeysDir(dataDir)).mode & 0o777).toBe(0o700);
     for (const f of fs.readdirSync(developmentKeysDir(dataDir))) {
       expect({ f, mode: fs.statSync(path.join(developmentKeysDir(dataDir), f)).mode & 0o777 }).toEqual({

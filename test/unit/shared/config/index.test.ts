@@ -22,7 +22,6 @@ describe("loadConfig", () => {
       cacher: "Memory",
       cacheTtlSeconds: 60,
       logLevel: "info",
-      storeInMemory: false,
       seedOnEmpty: true,
       jwtPrivateKeys: [],
       refreshTokenSecrets: [],
@@ -41,7 +40,6 @@ describe("loadConfig", () => {
     const config = loadConfig({
       PORT: "8080",
       SERVICES: " gateway , rounds ,, ",
-      STORE_IN_MEMORY: "yes",
       SEED_ON_EMPTY: "off",
       LOG_LEVEL: "debug",
       TRANSPORTER: "nats://127.0.0.1:4222",
@@ -50,7 +48,6 @@ describe("loadConfig", () => {
     expect(config).toMatchObject({
       port: 8080,
       services: ["gateway", "rounds"],
-      storeInMemory: true,
       seedOnEmpty: false,
       logLevel: "debug",
       transporter: "nats://127.0.0.1:4222",
@@ -89,7 +86,7 @@ describe("loadConfig", () => {
   });
 
   it("when a boolean or a choice is not one of its values, then it is a ConfigError", () => {
-    expect(() => loadConfig({ STORE_IN_MEMORY: "maybe" })).toThrow(ConfigError);
+    expect(() => loadConfig({ SEED_ON_EMPTY: "maybe" })).toThrow(ConfigError);
     expect(() => loadConfig({ NODE_ENV: "staging" })).toThrow(
       "NODE_ENV must be one of development, test, production",
     );

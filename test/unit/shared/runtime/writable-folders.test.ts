@@ -12,7 +12,7 @@ import {
   foldersToWrite,
 } from "../../../../shared/runtime/writable-folders";
 
-const base = { mongoUri: "", storeInMemory: false, dataDir: "/var/lib/rounds" };
+const base = { mongoUri: "", dataDir: "/var/lib/rounds" };
 
 describe("foldersToWrite", () => {
   it("when the stores service runs on the embedded store, then DATA_DIR and DATA_DIR/media are needed", () => {
@@ -24,11 +24,6 @@ describe("foldersToWrite", () => {
 
   it("when MONGO_URI is set, then no folder is needed, not even by the stores service", () => {
     expect(foldersToWrite({ ...base, mongoUri: "mongodb://m/r", services: ["stores", "auth"] })).toEqual([]);
-  });
-
-  it("when the store is in memory, then only the pictures' folder is needed", () => {
-    const folders = foldersToWrite({ ...base, storeInMemory: true, services: ["users", "stores"] });
-    expect(folders.map((f) => f.dir)).toEqual(["/var/lib/rounds/media"]);
   });
 
   it("when the process runs the gateway alone, then it needs no folder", () => {
