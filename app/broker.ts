@@ -47,6 +47,16 @@ export const serviceSchema = (name: string): AnyServiceSchema => serviceModules[
 export interface BrokerExtras {
   /** No log at all: the operations CLI, whose output is the command's answer and one line per error. */
   quiet?: boolean;
+  /**
+   * Settings merged over a service's own, by service: how a test in this process reaches a mechanism's
+   * bound (a shorter wait, a smaller limit) without a setting operators would see.
+   */
+  settings?: Record<string, Record<string, unknown>>;
+}
+
+function withSettings(schema: AnyServiceSchema, settings?: Record<string, unknown>): ServiceSchema {
+  if (!settings) return schema as ServiceSchema;
+  return { ...schema, settings: { ...(schema.settings as object), ...settings } } as ServiceSchema;
 }
 
 export function createBroker(
@@ -73,6 +83,7 @@ export function createBroker(
     closeAbandonedNatsDials(config.internalsHooksOff, (m) => broker.getLogger("internals").warn(m));
   }
   bindConfig(broker, config);
-  for (const name of services) broker.createService(serviceSchema(name) as ServiceSchema);
+  for (const name of services)
+    broker.createService(withSettings(serviceSchema(name), extras.settings?.[name]));
   return broker;
 }

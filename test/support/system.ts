@@ -57,6 +57,8 @@ export interface StartOptions {
   services?: string[];
   /** Extra services, e.g. a faulty stand-in or an event probe. */
   extra?: ServiceSchema[];
+  /** Embedded only: settings merged over a service's own, by service (a mechanism's bound, shortened). */
+  settings?: Record<string, Record<string, unknown>>;
   /** Cluster only: variables for single processes on top of `env`, by process (`gateway`, `rounds`…). */
   processEnv?: Record<string, Record<string, string>>;
   /** Cluster only: more than one process of a service, e.g. `{ auth: 2 }`. */
@@ -82,7 +84,7 @@ export async function startSystem(opts: StartOptions = {}): Promise<System> {
 async function startEmbeddedSystem(opts: StartOptions): Promise<System> {
   let env = testEnv(opts.env);
   const config = loadConfig(env);
-  const broker = createBroker(config, opts.services);
+  const broker = createBroker(config, opts.services, { settings: opts.settings });
   for (const schema of opts.extra ?? []) broker.createService(schema);
   await broker.start();
   const gateway = broker.getLocalService("gateway") as unknown as { server: Server };
