@@ -41,7 +41,7 @@ import {
   eventKeyId,
   keyLeaseMs,
 } from "./stores/event-keys.repository";
-import { MEDIA_SWEEP_INTERVAL_MS, mediaSweepTasks, stagedRetentionMs } from "./stores/media-sweep";
+import { MEDIA_SWEEP_INTERVAL_MS, mediaSweepTasks, STAGED_RETENTION_MS } from "./stores/media-sweep";
 import { openBlobStore } from "./stores/open-blob-store";
 import { DEFAULT_CURRENCY } from "./stores/countries";
 import { createOrReplayStoreEvent, managedStore } from "./stores/store-events";
@@ -293,7 +293,7 @@ const StoresServiceSchema: ServiceSchema<Record<string, never>, StoresService> =
     await this.eventKeys.init();
     // GridFS with MONGO_URI, else DATA_DIR/media (stores/open-blob-store.ts).
     this.blobs = await openBlobStore(store, this.config);
-    const retentionMs = stagedRetentionMs(this.config);
+    const retentionMs = STAGED_RETENTION_MS;
     this.retention = new Sweeper(
       [
         ...mediaSweepTasks(this.blobs, this.repo, retentionMs, (name) =>

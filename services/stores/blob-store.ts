@@ -27,7 +27,7 @@ export interface BlobStore {
   open(name: string): Promise<{ stream: Readable; size: number; mime: ImageMime } | null>;
   /**
    * Deletes staged uploads begun or last written more than `olderThanMs` ago
-   * (media-sweep.ts, `stagedRetentionMs`): what a killed process left between stage and commit. An upload
+   * (media-sweep.ts, `STAGED_RETENTION_MS`): what a killed process left between stage and commit. An upload
    * still open here is skipped. Resolves to how many went.
    */
   sweepStaged(olderThanMs: number, now?: number): Promise<number>;

@@ -11,6 +11,7 @@
 import { createHash, randomUUID } from "node:crypto";
 import type { Config } from "../../shared/config";
 import { DuplicateKeyError, type Collection, type Store } from "../../shared/storage";
+import { UPLOAD_TIMEOUT_MS } from "../../shared/contracts/stores";
 
 export interface EventKeyDoc {
   /** `eventKeyId(user, key)`: the key itself is not stored. */
@@ -37,8 +38,8 @@ export const EVENT_KEY_TTL_MS = 24 * 60 * 60 * 1000;
  * longest its `createEvent` call may still run after that (REQUEST_TIMEOUT_MS). A holder that died
  * (kill -9 of the gateway) frees the key after this; one that lived gives it back as it answers.
  */
-export const keyLeaseMs = (config: Pick<Config, "uploadTimeoutMs" | "requestTimeoutMs">): number =>
-  config.uploadTimeoutMs + config.requestTimeoutMs;
+export const keyLeaseMs = (config: Pick<Config, "requestTimeoutMs">): number =>
+  UPLOAD_TIMEOUT_MS + config.requestTimeoutMs;
 
 export type Claim = { claimed: true; eventId: string } | { claimed: false };
 

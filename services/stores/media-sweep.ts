@@ -4,14 +4,14 @@
  *   else ever deletes them);
  * - pictures moved into place whose item was never written (a kill between the move and the insert,
  *   or an undo that failed): no item shows them, and nothing else ever deletes them.
- * Both are removed once older than `stagedRetentionMs` (an hour, or twice UPLOAD_TIMEOUT_MS if that is
- * longer), so that no upload still under way, nor an event being created, is ever touched.
+ * Both are removed once older than `STAGED_RETENTION_MS` (an hour, many times the longest upload), so
+ * that no upload still under way, nor an event being created, is ever touched.
  * Swept at start and hourly by each stores process (shared/runtime/sweeper.ts): on its own media folder,
  * or on the GridFS bucket they all share (services/stores/gridfs-blob-store.ts; sweeping it twice at
  * once deletes nothing twice).
  */
-import type { Config } from "../../shared/config";
 import type { SweepTask } from "../../shared/runtime/sweeper";
+import { UPLOAD_TIMEOUT_MS } from "../../shared/contracts/stores";
 import type { BlobStore } from "./blob-store";
 import type { StoresRepository } from "./stores.repository";
 
@@ -23,8 +23,7 @@ export const MEDIA_SWEEP_INTERVAL_MS = 60 * 60 * 1000;
  * litter (a few pictures), and never less than twice the longest an upload may take, so that an upload
  * still arriving, or the event it is about to become, is never swept from under it.
  */
-export const stagedRetentionMs = (config: Pick<Config, "uploadTimeoutMs">): number =>
-  Math.max(60 * 60 * 1000, 2 * config.uploadTimeoutMs);
+export const STAGED_RETENTION_MS = Math.max(60 * 60 * 1000, 2 * UPLOAD_TIMEOUT_MS);
 
 export function mediaSweepTasks(
   blobs: Pick<BlobStore, "sweepStaged" | "sweepOrphans">,

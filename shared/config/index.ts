@@ -337,8 +337,7 @@ const NOW_CONSTANTS: Readonly<Record<string, string>> = {
   NOTIFIER_RECIPIENT_RETENTION_HOURS:
     "an ended job's user ids are kept a day (services/notifier/retention.ts)",
   OUTBOX_RETENTION_HOURS: "an unpublished fact is kept 7 days (shared/outbox/expiry.ts)",
-  STAGED_UPLOAD_RETENTION_MINUTES:
-    "left-over uploads go after an hour, or twice UPLOAD_TIMEOUT_MS (services/stores/media-sweep.ts)",
+  STAGED_UPLOAD_RETENTION_MINUTES: "left-over uploads go after an hour (services/stores/media-sweep.ts)",
   IDEMPOTENCY_KEY_TTL: "a store event's key is kept 24 h (services/stores/event-keys.repository.ts)",
   REFRESH_GRACE_SECONDS: "a retired refresh token's one retry is open 30 s (services/auth/refresh-family.ts)",
   JWT_ISSUER: 'access tokens are issued by "rounds-platform" (shared/auth/access-token.ts)',

@@ -3,6 +3,14 @@ import { Type, type Static } from "@sinclair/typebox";
 import { DateTime, Id, Nullable } from "./common";
 import { GroupedAttributeValue, ItemAsset, ItemLocation, ProductCategory } from "./round";
 
+/**
+ * The longest a store-event upload may take, headers in to answer out: the gateway cuts it there
+ * (services/gateway/http-bounds.ts) and the stores service keeps its key and staged files at least
+ * that long. Two minutes carry the largest picture (PICTURE_MAX_BYTES, 10 MB) at some 700 kbit/s, a
+ * poor mobile uplink, while a stalled one frees its slot within minutes.
+ */
+export const UPLOAD_TIMEOUT_MS = 120_000;
+
 /** A store as other services see it (without computed fields). */
 export const StoreInfo = Type.Object({
   id: Type.Integer(),
