@@ -108,10 +108,9 @@ function hookRows(text: string): Map<string, Record<string, string>> {
 }
 
 describe("docs/architecture.md's hooks table", () => {
-  const hooks: Array<InternalsHook<never>> = [
-    natsBatchingHook,
-    natsAbandonedDialsHook,
-  ] as Array<InternalsHook<never>>;
+  const hooks: Array<InternalsHook<never>> = [natsBatchingHook, natsAbandonedDialsHook] as Array<
+    InternalsHook<never>
+  >;
   /** What the table must state for each hook: the code's own library and range. */
   const declared = new Map<string, string>(hooks.map((h) => [h.name, `\`${h.library} ${h.versions}\``]));
   // The liveness hook is made inside its middleware: its ranges are exported beside it.
