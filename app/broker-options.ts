@@ -8,7 +8,6 @@ import type { BrokerOptions, Middleware } from "moleculer";
 import { Middleware as ChannelsMiddleware } from "@moleculer/channels";
 import { isNats, type Config } from "../shared/config";
 import { ErrorType } from "../shared/errors";
-import { LivenessMiddleware } from "../shared/runtime/liveness";
 import { MetricsMiddleware } from "../shared/runtime/metrics";
 import { RequestLogMiddleware } from "../shared/runtime/request-log";
 import { HybridSerializer } from "../shared/runtime/serializer";
@@ -16,6 +15,8 @@ import { AjvValidator } from "../shared/validation";
 import { tracingOptions } from "../shared/tracing";
 import { redisClientOptions } from "../shared/runtime/redis-options";
 import { natsConnectionOptions } from "../shared/runtime/nats-options";
+import { ReconnectingNatsTransporter } from "../shared/runtime/nats-transporter";
+import { CallsAcrossLossMiddleware } from "../shared/runtime/nats-calls-across-loss";
 import { MAX_DELIVERIES } from "../services/notifier/delivery-bounds";
 import { OUTBOX_RETENTION_MS } from "../shared/outbox/expiry";
 
@@ -58,10 +59,10 @@ function channelsMiddleware(config: Config): Middleware[] {
 export const STREAM_MAX_AGE_NANOS = OUTBOX_RETENTION_MS * 1e6;
 
 /**
- * Failures that are not the node's own: a call rejected or held across a NATS outage (the transport),
- * a store that cannot be written (shared by every node of the service).
+ * Failures that are not the node's own: a call rejected across a NATS outage (the transport), a store
+ * that cannot be written (shared by every node of the service).
  */
-const NOT_THE_NODE = new Set<string>(["REQUEST_REJECTED", "NATS_UNAVAILABLE", ErrorType.STORE_WRITE_FAILED]);
+const NOT_THE_NODE = new Set<string>(["REQUEST_REJECTED", ErrorType.STORE_WRITE_FAILED]);
 
 /** Whether a failed call counts against its node's circuit breaker: a server-side error of the node's own. */
 export function countsAgainstNode(err: unknown): boolean {
@@ -86,20 +87,24 @@ export function nodeIdOf(config: Pick<Config, "nodeId" | "services">): string | 
 }
 
 export function brokerOptions(config: Config): BrokerOptions {
+  // Moleculer's NATS transporter, told of nats.js 2.x reconnects (shared/runtime/nats-transporter).
+  const transporter = isNats(config)
+    ? new ReconnectingNatsTransporter({ ...natsConnectionOptions(config) })
+    : undefined;
   return {
     middlewares: [
       RequestLogMiddleware(),
       ...channelsMiddleware(config),
-      // Over NATS: calls to a process that died or restarted are retried at once (shared/runtime/liveness).
-      // It announces `liveProbe` in the node's metadata when active (INTERNALS_HOOKS_OFF may turn it off).
-      ...(isNats(config) ? [LivenessMiddleware({}, { off: config.internalsHooksOff })] : []),
+      // Over NATS: a call whose request or answer a reconnect lost is rejected (retryable), not left to
+      // its timeout (shared/runtime/nats-calls-across-loss).
+      ...(transporter ? [CallsAcrossLossMiddleware(transporter)] : []),
       // The project's own metrics beside Moleculer's (shared/runtime/metric-names), with METRICS_PORT.
       MetricsMiddleware(),
     ],
     metadata: {},
     namespace: config.namespace,
     nodeID: nodeIdOf(config),
-    transporter: isNats(config) ? { type: "NATS", options: natsConnectionOptions(config) } : undefined,
+    transporter,
     cacher:
       config.cacher === "Memory"
         ? { type: "Memory", options: { ttl: config.cacheTtlSeconds } }
@@ -141,9 +146,8 @@ export function brokerOptions(config: Config): BrokerOptions {
     // the default second makes every start-up wait a second for nothing.
     dependencyInterval: 100,
     // NATS does not tell the other nodes when a process dies (kill -9, a lost host): they learn it from
-    // missing heartbeats, and until then keep routing calls to it (over NATS the liveness middleware
-    // probes such a call's callee and retries the call elsewhere, instead of letting it wait
-    // REQUEST_TIMEOUT_MS). Moleculer beats every 0.5–1.5 s with these settings and checks every
+    // missing heartbeats, and until then keep routing calls to it; once it is dropped, Moleculer rejects
+    // its pending calls as retryable and they go to another instance. Moleculer beats every 0.5–1.5 s with these settings and checks every
     // `heartbeatTimeout` seconds for a node silent longer than that (whole seconds), so a dead node is out
     // of rotation after 3–5 s. A beat is one small message per node per second; two silent seconds is
     // well above the event-loop pauses measured under load here.

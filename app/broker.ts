@@ -1,16 +1,16 @@
 /**
  * The composition root: the one place that assembles a process. It builds the broker from the options
  * (./broker-options), binds the configuration to it (services read it through configOf), closes the
- * store when it stops, batches NATS writes when the transporter is NATS, and creates the services the
- * configuration names. bin/, the benches and the tests start processes through it; services/ import
- * shared/, and shared/ imports neither services/ nor this folder (test/unit/test/support/import-graph.test.ts).
+ * store when it stops, keeps nats.js's given-up dials given up when the transporter is NATS, and creates
+ * the services the configuration names. bin/, the benches and the tests start processes through it;
+ * services/ import shared/, and shared/ imports neither services/ nor this folder
+ * (test/unit/test/support/import-graph.test.ts).
  */
 import type { ServiceBroker, ServiceSchema } from "moleculer";
 import { brokerOptions } from "./broker-options";
 import { bindConfig, isNats, type Config } from "../shared/config";
 import { closeStoreOf } from "../shared/storage";
 import { GracefulBroker } from "../shared/runtime/shutdown";
-import { batchNatsWrites } from "../shared/runtime/nats-batching";
 import { closeAbandonedNatsDials } from "../shared/runtime/nats-abandoned-dials";
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- each schema has its own `this` type
@@ -70,7 +70,6 @@ export function createBroker(
   });
   // Process-wide: the first broker of a process decides.
   if (isNats(config)) {
-    batchNatsWrites(config.internalsHooksOff, (m) => broker.getLogger("internals").warn(m));
     closeAbandonedNatsDials(config.internalsHooksOff, (m) => broker.getLogger("internals").warn(m));
   }
   bindConfig(broker, config);

@@ -20,10 +20,10 @@ import type { UserRemovedEvent } from "../shared/contracts/users";
 import type { Config } from "../shared/config";
 import { NotAuthenticatedError, NotFoundError, UserRemovedError } from "../shared/errors";
 import { cleanCache, noRetry, serviceConfig, serviceStore } from "../shared/runtime";
-import { NATS_RECONNECTED_EVENT } from "../shared/runtime/liveness";
 import { checkApiKey, newApiKey, parseApiKey, InvalidApiKeyError, type ApiKeyDoc } from "./auth/api-keys";
 import { ApiKeysRepository } from "./auth/api-keys.repository";
 import { refreshTokens, startFamily, type RefreshDeps } from "./auth/refresh";
+import { GRACE_SECONDS } from "./auth/refresh-family";
 import { RefreshFamiliesRepository } from "./auth/refresh-families.repository";
 import { authKeysOf, type AuthKeys } from "./auth/auth-keys";
 import { RefreshTokensRepository } from "./auth/refresh-tokens.repository";
@@ -203,11 +203,8 @@ const AuthServiceSchema: ServiceSchema<Record<string, never>, AuthService> = {
     },
     // A `user.removed` sent while this process was cut off from the transporter never reaches it: on
     // every connection it forgets which users it found active, as Moleculer's memory cacher does on
-    // `$transporter.connected` (with nats 2.x, the liveness watch announces a reconnection instead).
+    // `$transporter.connected` (raised on a nats 2.x reconnect too: shared/runtime/nats-transporter).
     "$transporter.connected"(this: AuthService) {
-      this.activeUsers.clear();
-    },
-    [NATS_RECONNECTED_EVENT](this: AuthService) {
       this.activeUsers.clear();
     },
   },
@@ -237,7 +234,7 @@ const AuthServiceSchema: ServiceSchema<Record<string, never>, AuthService> = {
         signAccess: (userId, nowSeconds) =>
           signAccessToken(userId, this.keys.signing, this.config, nowSeconds),
         refreshTtlSeconds: this.config.refreshTokenTtlSeconds,
-        graceSeconds: this.config.refreshGraceSeconds,
+        graceSeconds: GRACE_SECONDS,
         now: () => new Date(),
       };
     },

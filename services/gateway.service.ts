@@ -27,7 +27,6 @@ import {
   TokenInvalidError,
 } from "../shared/errors";
 import { noRetry, serviceConfig } from "../shared/runtime";
-import { NATS_RECONNECTED_EVENT } from "../shared/runtime/liveness";
 import { checkReadiness } from "../shared/runtime/readiness";
 import { STOPPING_EVENT } from "../shared/runtime/shutdown";
 import { withinRequest } from "../shared/runtime/request-context";
@@ -71,6 +70,7 @@ import { AddressLimits } from "./gateway/address-limits";
 import { addressKey, clientAddressOf, trustedProxyList } from "./gateway/client-address";
 import { knownFields } from "./gateway/body-fields";
 import { withHead } from "./gateway/head-aliases";
+import { allowedMethodsOf } from "./gateway/allowed-methods";
 import type { BlockList } from "node:net";
 
 type Req = IncomingMessage & {
@@ -97,12 +97,6 @@ type Req = IncomingMessage & {
   query?: Record<string, unknown>;
 };
 type Res = ServerResponse;
-
-interface AliasLike {
-  method: string;
-  action: string | null;
-  match(url: string): Record<string, string> | false;
-}
 
 interface GatewayService extends Service {
   config: Config;
@@ -132,7 +126,6 @@ interface GatewayService extends Service {
   /** Uploads in progress in this process, per caller and in total. */
   uploads: UploadSlots;
   openApi: Record<string, unknown>;
-  aliases: AliasLike[];
   server: http.Server;
   drain: HttpDrain;
   /** Requests in flight, each answered 504 if still unanswered past its bound (gateway/request-deadlines). */
@@ -222,7 +215,7 @@ function requestListener(gw: GatewayService) {
     const timed = gw.deadlines.track(req, res);
     gw.httpMetrics?.track(req, res, specOf);
     return withinRequest({ requestID: () => requestIdOf(req as Req) }, () =>
-      handle(req, res, () => answerNotRouted(req, res, gw.aliases)).then(
+      handle(req, res, () => answerNotRouted(req, res, allowedMethods)).then(
         () => gw.deadlines.done(timed),
         (err: unknown) => {
           gw.deadlines.done(timed);
@@ -242,7 +235,7 @@ function requestListener(gw: GatewayService) {
  * runs that method's alias: OPTIONS would read, join or upload as GET and POST do.
  */
 function refuseOptions(this: GatewayService, req: Req, res: Res, next: () => void): void {
-  if (req.method === "OPTIONS") answerNotRouted(req, res, this.aliases);
+  if (req.method === "OPTIONS") answerNotRouted(req, res, allowedMethods);
   else next();
 }
 
@@ -309,6 +302,58 @@ function answeredErrorHook(this: GatewayService, ctx: Context<{ req: Req; res: R
   return true;
 }
 
+/**
+ * moleculer-web's aliases: each route's action after its stages (aliasStages), and the gateway's own
+ * pages. HEAD wherever GET works (RFC 9110 §9.3.2): the same route, Node's server leaves the body out.
+ */
+const aliases = withHead({
+  ...Object.fromEntries(routes.map((r) => [`${r.method} ${r.path}`, aliasStages(r)])),
+  // The printed API address opened in a browser: the API reference.
+  "GET /"(_req: Req, res: Res) {
+    res.writeHead(302, { Location: "/docs", "Content-Length": 0 });
+    res.end();
+  },
+  "GET /health"(this: GatewayService, _req: Req, res: Res) {
+    const ready = this.broker.started;
+    this.sendJson(res, ready ? 200 : 503, { status: ready ? "ok" : "starting" });
+  },
+  "GET /health/ready"(this: GatewayService, _req: Req, res: Res) {
+    // Outside the spec: transporter, cacher, and every service behind a route with its store.
+    void checkReadiness(this.broker, requiredServices, { localOnly: false, cacher: true }).then((r) =>
+      this.sendJson(res, r.status === "ready" ? 200 : 503, r),
+    );
+  },
+  // The access tokens' public keys (RFC 7517), for any backend that verifies them (decision 0132).
+  "GET /.well-known/jwks.json"(this: GatewayService, _req: Req, res: Res) {
+    void this.jwks.jwks(Date.now()).then((jwks) =>
+      jwks
+        ? this.sendJson(res, 200, jwks, {
+            "Cache-Control": `public, max-age=${JWKS_MAX_AGE_MS / 1000}`,
+          })
+        : this.sendJson(res, 503, { detail: "Service Unavailable" }, { "Retry-After": "5" }),
+    );
+  },
+  "GET /openapi.json"(this: GatewayService, _req: Req, res: Res) {
+    writeJson(res, 200, this.openApiJson);
+  },
+  "GET /docs"(this: GatewayService, _req: Req, res: Res) {
+    res.writeHead(200, {
+      "Content-Type": "text/html; charset=utf-8",
+      "Content-Length": Buffer.byteLength(docsHtml),
+    });
+    res.end(docsHtml);
+  },
+  "GET /docs/:file"(this: GatewayService, req: Req, res: Res) {
+    const asset = docsAsset(String(req.$params.file));
+    if (!asset) return this.sendJson(res, 404, { detail: "Not Found" });
+    res.writeHead(200, { "Content-Type": asset.type, "Cache-Control": "public, max-age=86400" });
+    fs.createReadStream(asset.file).pipe(res);
+  },
+});
+
+/** For a 405's Allow (gateway/allowed-methods). */
+const allowedMethods = allowedMethodsOf(Object.keys(aliases));
+
 const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayService> = {
   name: "gateway",
 
@@ -365,51 +410,7 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
           }
           return data;
         },
-        // HEAD wherever GET works (RFC 9110 §9.3.2): the same route, Node's server leaves the body out.
-        aliases: withHead({
-          ...Object.fromEntries(routes.map((r) => [`${r.method} ${r.path}`, aliasStages(r)])),
-          // The printed API address opened in a browser: the API reference.
-          "GET /"(_req: Req, res: Res) {
-            res.writeHead(302, { Location: "/docs", "Content-Length": 0 });
-            res.end();
-          },
-          "GET /health"(this: GatewayService, _req: Req, res: Res) {
-            const ready = this.broker.started;
-            this.sendJson(res, ready ? 200 : 503, { status: ready ? "ok" : "starting" });
-          },
-          "GET /health/ready"(this: GatewayService, _req: Req, res: Res) {
-            // Outside the spec: transporter, cacher, and every service behind a route with its store.
-            void checkReadiness(this.broker, requiredServices, { localOnly: false, cacher: true }).then((r) =>
-              this.sendJson(res, r.status === "ready" ? 200 : 503, r),
-            );
-          },
-          // The access tokens' public keys (RFC 7517), for any backend that verifies them (decision 0132).
-          "GET /.well-known/jwks.json"(this: GatewayService, _req: Req, res: Res) {
-            void this.jwks.jwks(Date.now()).then((jwks) =>
-              jwks
-                ? this.sendJson(res, 200, jwks, {
-                    "Cache-Control": `public, max-age=${JWKS_MAX_AGE_MS / 1000}`,
-                  })
-                : this.sendJson(res, 503, { detail: "Service Unavailable" }, { "Retry-After": "5" }),
-            );
-          },
-          "GET /openapi.json"(this: GatewayService, _req: Req, res: Res) {
-            writeJson(res, 200, this.openApiJson);
-          },
-          "GET /docs"(this: GatewayService, _req: Req, res: Res) {
-            res.writeHead(200, {
-              "Content-Type": "text/html; charset=utf-8",
-              "Content-Length": Buffer.byteLength(docsHtml),
-            });
-            res.end(docsHtml);
-          },
-          "GET /docs/:file"(this: GatewayService, req: Req, res: Res) {
-            const asset = docsAsset(String(req.$params.file));
-            if (!asset) return this.sendJson(res, 404, { detail: "Not Found" });
-            res.writeHead(200, { "Content-Type": asset.type, "Cache-Control": "public, max-age=86400" });
-            fs.createReadStream(asset.file).pipe(res);
-          },
-        }),
+        aliases,
       },
     ],
   },
@@ -463,12 +464,9 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
     },
     // Events sent while this process was cut off from the transporter (a `user.removed` among them)
     // never reach it, so on every connection it forgets what they would have changed, as Moleculer's own
-    // memory cacher does on `$transporter.connected`; with nats 2.x Moleculer does not see a
-    // reconnection, which the liveness watch announces instead (shared/runtime/liveness).
+    // memory cacher does on `$transporter.connected` (raised on a nats 2.x reconnect too:
+    // shared/runtime/nats-transporter).
     "$transporter.connected"(this: GatewayService) {
-      forgetWhatEventsChange(this);
-    },
-    [NATS_RECONNECTED_EVENT](this: GatewayService) {
       forgetWhatEventsChange(this);
     },
     // An auth process came or went (a rolling update, a key rotation): its keys are asked for again at

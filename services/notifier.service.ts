@@ -20,7 +20,7 @@ import { NotFoundError } from "../shared/errors";
 import { noRetry, serviceConfig, serviceStore } from "../shared/runtime";
 import { STOPPING_EVENT } from "../shared/runtime/shutdown";
 import { acceptMulticast, stageRecipients, type AcceptDeps } from "./notifier/accept";
-import { BATCH_SIZE, deliverJob, type DeliverDeps } from "./notifier/deliver";
+import { BATCH_SIZE, deliverJob, RETRY_BASE_MS, TOKEN_RETRIES, type DeliverDeps } from "./notifier/deliver";
 import { MAX_DELIVERIES } from "./notifier/delivery-bounds";
 import { JobsRepository, type JobDoc, type Retention } from "./notifier/jobs.repository";
 import { NOTIFIER_SWEEP_INTERVAL_MS, notifierSweepTasks, RETENTION } from "./notifier/retention";
@@ -218,8 +218,8 @@ const NotifierServiceSchema: ServiceSchema<Record<string, never>, NotifierServic
         retention: this.retention,
         transport: this.transport,
         concurrency: this.config.pushBatchConcurrency,
-        maxRetries: this.config.pushMaxRetries,
-        retryBaseMs: this.config.pushRetryBaseMs,
+        maxRetries: TOKEN_RETRIES,
+        retryBaseMs: RETRY_BASE_MS,
         sleep: (ms) => new Promise((r) => setTimeout(r, ms)),
         now: () => new Date(),
         stopping: () => this.stopping,

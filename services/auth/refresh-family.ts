@@ -29,9 +29,17 @@ export interface RefreshDeps {
   /** Signs an access token for the user and returns it with its expiry (Unix seconds). */
   signAccess(userId: string, nowSeconds: number): { token: string; exp: number };
   refreshTtlSeconds: number;
+  /** How long a retired token's one retry stays open (GRACE_SECONDS; 0: never). */
   graceSeconds: number;
   now(): Date;
 }
+
+/**
+ * A retired refresh token may be presented once more within 30 s of its rotation: long enough for a
+ * mobile client that lost the answer (a dropped connection, the app killed mid-request) to retry with
+ * its client's timeouts, short enough that a stolen token replayed later is caught as reuse.
+ */
+export const GRACE_SECONDS = 30;
 
 export type Family = DeepReadonly<RefreshFamilyDoc>;
 

@@ -2,7 +2,7 @@
  * Refresh with rotation and reuse detection (RFC 9700 §4.14 for public clients; docs/decisions/0003):
  * - every refresh returns a new refresh token and retires the one presented;
  * - presenting a retired token again revokes its whole family (every token of that sign-in);
- * - except once, within REFRESH_GRACE_SECONDS of its rotation, and only while its successor was never
+ * - except once, within GRACE_SECONDS (30 s) of its rotation, and only while its successor was never
  *   used: a mobile client that lost the response may retry; the unused successor is revoked instead.
  * A family is one document, updated in place by each refresh; its tokens carry the family, their
  * generation and a MAC, so retired ones are recognised without being stored (docs/decisions/0003).

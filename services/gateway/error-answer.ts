@@ -9,6 +9,7 @@ import { isOwnErrorType } from "../../shared/errors";
 import { encodeHttpError, FALLBACK_ERROR_JSON, toHttpError } from "./http-errors";
 import type { RouteSpec } from "./routes";
 import { writeJson } from "./write-json";
+import type { AllowedMethods } from "./allowed-methods";
 
 /** How long an unread body may still arrive after its error was answered, before the connection is cut. */
 const DRAIN_MS = 2000;
@@ -82,27 +83,14 @@ function writeError(req: Req, res: ServerResponse, err: unknown, c: ErrorAnswerC
   writeJson(res, encoded.status, encoded.json, encoded.fallback ? {} : mapped.headers);
 }
 
-interface AliasLike {
-  method: string;
-  match(url: string): Record<string, string> | false;
-}
-
 /** No route took the request: 405 with Allow when the path exists under another method, else 404. */
 export function answerNotRouted(
   req: IncomingMessage & { parsedUrl?: string },
   res: ServerResponse,
-  aliases: AliasLike[],
+  allowedMethods: AllowedMethods,
 ) {
   const url = req.parsedUrl ?? (req.url ?? "/").split("?")[0];
-  // A path moleculer-web cannot decode (a malformed escape) matches no alias.
-  const matches = (a: AliasLike) => {
-    try {
-      return a.match(url) !== false;
-    } catch {
-      return false;
-    }
-  };
-  const allowed = [...new Set(aliases.filter(matches).map((a) => a.method))];
+  const allowed = allowedMethods(url);
   if (allowed.length > 0) {
     writeJson(res, 405, JSON.stringify({ detail: "Method Not Allowed" }), { Allow: allowed.join(", ") });
   } else {

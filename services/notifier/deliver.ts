@@ -47,6 +47,15 @@ export interface DeliverDeps {
   stopping(): boolean;
 }
 
+/**
+ * A token FCM answered with a transient error is sent again up to 3 times, after about 0.5, 1 and 2 s
+ * (halved at random, so that notifiers do not retry in step). firebase-admin has by then retried each
+ * request itself (4 times over about 7 s on a 503); ours outlast an outage of several seconds more, yet
+ * a batch gives up within about 30 s and does not hold its slot for minutes.
+ */
+export const TOKEN_RETRIES = 3;
+export const RETRY_BASE_MS = 500;
+
 const RETRIABLE = new Set([
   "messaging/server-unavailable",
   "messaging/internal-error",

@@ -189,12 +189,6 @@ export const configSchema = {
   jwtLegacySecrets: entry("JWT_LEGACY_SECRETS", "", "Auth only: former JWT_SECRET values (upgrade)", list),
   accessTokenTtlSeconds: entry("ACCESS_TOKEN_TTL", "900", "Seconds an access token lives", int(30)),
   refreshTokenTtlSeconds: entry("REFRESH_TOKEN_TTL", "2592000", "Seconds a refresh token lives", int(60)),
-  refreshGraceSeconds: entry(
-    "REFRESH_GRACE_SECONDS",
-    "30",
-    "Seconds an old refresh token works once",
-    int(0, 3600),
-  ),
   refreshAccessTokenMaxAgeSeconds: entry(
     "REFRESH_ACCESS_TOKEN_MAX_AGE",
     "2592000",
@@ -265,13 +259,6 @@ export const configSchema = {
   fcmEndpoint: entry("FCM_ENDPOINT", "", "FCM address instead of Google's (tests)", str),
   fcmInsecureTls: entry("FCM_INSECURE_TLS", "false", "Any certificate from FCM_ENDPOINT (tests)", bool),
   pushBatchConcurrency: entry("PUSH_BATCH_CONCURRENCY", "4", "Batches of 500 tokens in flight", int(1, 64)),
-  pushMaxRetries: entry("PUSH_MAX_RETRIES", "3", "Retries of a token after a transient error", int(0, 10)),
-  pushRetryBaseMs: entry(
-    "PUSH_RETRY_BASE_MS",
-    "500",
-    "First retry delay, doubled each retry",
-    int(1, 60_000),
-  ),
   notifierAckWaitSeconds: entry(
     "NOTIFIER_ACK_WAIT_SECONDS",
     "15",
@@ -372,6 +359,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
  * what each is now, so that an operator who still sets one learns at start that it is ignored.
  */
 const NOW_CONSTANTS: Readonly<Record<string, string>> = {
+  PUSH_MAX_RETRIES: "a token is retried 3 times (services/notifier/deliver.ts)",
+  PUSH_RETRY_BASE_MS: "retries wait about 0.5, 1 and 2 s (services/notifier/deliver.ts)",
   NOTIFIER_MAX_DELIVERIES: "a job is attempted 5 times (services/notifier/delivery-bounds.ts)",
   NOTIFIER_JOB_RETENTION_HOURS: "an ended job is kept 30 days (services/notifier/retention.ts)",
   NOTIFIER_BATCH_RETENTION_HOURS: "an ended job's batches are kept a day (services/notifier/retention.ts)",
@@ -381,6 +370,7 @@ const NOW_CONSTANTS: Readonly<Record<string, string>> = {
   STAGED_UPLOAD_RETENTION_MINUTES:
     "left-over uploads go after an hour, or twice UPLOAD_TIMEOUT_MS (services/stores/media-sweep.ts)",
   IDEMPOTENCY_KEY_TTL: "a store event's key is kept 24 h (services/stores/event-keys.repository.ts)",
+  REFRESH_GRACE_SECONDS: "a retired refresh token's one retry is open 30 s (services/auth/refresh-family.ts)",
   JWT_ISSUER: 'access tokens are issued by "rounds-platform" (shared/auth/access-token.ts)',
 };
 

@@ -229,27 +229,6 @@ export class StoreWriteError extends AppError {
   }
 }
 
-/**
- * A call held while NATS reconnected (shared/runtime/reconnect-hold) ran out of time before the
- * connection, or its callee, was back. Answered 503 with `Retry-After` by the gateway. Never retried by
- * the broker: the call's time is spent, and the call was never sent, so the client may repeat it.
- */
-export class NatsUnavailableError extends Errors.MoleculerServerError {
-  constructor(action: string, nodeID: string) {
-    super(
-      `NATS not connected: '${action}' was held for '${nodeID}' until its deadline`,
-      503,
-      "NATS_UNAVAILABLE",
-      {
-        action,
-        nodeID,
-      },
-    );
-    this.name = "NatsUnavailableError";
-    this.retryable = false;
-  }
-}
-
 /** A bad setting at start-up: the process must not start. Never reaches a client. */
 export class ConfigError extends Error {
   constructor(message: string) {

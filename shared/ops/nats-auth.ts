@@ -88,10 +88,10 @@ const streamOf = (subject: string): string => subject.split(".").join("_");
 
 export function permissionsOf(user: ServiceUser, opts: NatsAuthOptions): Permissions {
   const { mol, chan } = prefixes(opts.namespace);
-  // Discovery and liveness, broadcast and to any node; events and answers to any node.
+  // Discovery and heartbeats, broadcast and to any node; events and answers to any node.
   const publish = [
     ...["DISCOVER", "INFO", "HEARTBEAT", "DISCONNECT", "PING"].map((c) => `${mol}.${c}`),
-    ...["DISCOVER", "INFO", "PING", "PONG", "EVENT", "RES", "LIVE"].map((c) => `${mol}.${c}.>`),
+    ...["DISCOVER", "INFO", "PING", "PONG", "EVENT", "RES"].map((c) => `${mol}.${c}.>`),
     // Calls only to its own service's nodes and the ones it calls.
     ...[user, ...CALLEES[user], ...(opts.opsHostsServices ? [OPS_USER] : [])].map((s) => `${mol}.REQ.${s}.>`),
     "$JS.API.INFO",
@@ -99,9 +99,7 @@ export function permissionsOf(user: ServiceUser, opts: NatsAuthOptions): Permiss
   // Broadcasts, and what is addressed to its own nodes.
   const subscribe = [
     ...["DISCOVER", "INFO", "HEARTBEAT", "DISCONNECT", "PING"].map((c) => `${mol}.${c}`),
-    ...["DISCOVER", "INFO", "PING", "PONG", "EVENT", "REQ", "RES", "LIVE"].map(
-      (c) => `${mol}.${c}.${user}.>`,
-    ),
+    ...["DISCOVER", "INFO", "PING", "PONG", "EVENT", "REQ", "RES"].map((c) => `${mol}.${c}.${user}.>`),
     `_INBOX.${user}.>`,
   ];
   const { consumes, publishes } = CHANNEL_USE[user];
@@ -165,8 +163,6 @@ export function renderNatsConf(opts: NatsConfOptions): string {
       `      permissions: {`,
       `        publish: { allow: ${list(p.publish, "        ")} }`,
       `        subscribe: { allow: ${list(p.subscribe, "        ")} }`,
-      // Answers to the liveness probes (shared/runtime/liveness), which come from any node.
-      `        allow_responses: true`,
       `      }`,
       `    }`,
     ].join("\n");

@@ -8,7 +8,8 @@
  * connection: the client dials again and replaces its parser while the live socket's reader still
  * feeds it, so two streams interleave in one parser. Seen in the deploy tier after a nats container
  * restart: "processMsgArgs Parse Error", INFO packets with bad JSON, a connection flapping for half a
- * minute, a paid join's payment and two refresh families lost (docs/decisions/0057).
+ * minute, a paid join's payment and two refresh families lost. The report for upstream, with the fix
+ * it proposes: docs/decisions/0057-tests-over-processes.md.
  *
  * The hook wraps the Node transport's `close` (a close before the connection is up marks the attempt
  * abandoned) and `connect` (an abandoned attempt that connects after all is destroyed at once, and its

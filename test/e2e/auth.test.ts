@@ -2,7 +2,6 @@ import { signingKeysOf } from "../../shared/auth/jwk";
 import { newSigningKeyPem } from "../support/token-keys";
 import { signAccessToken, signingKeyOf } from "../support/tokens";
 import { call } from "../../shared/contracts";
-import { NATS_RECONNECTED_EVENT } from "../../shared/runtime/liveness";
 import { api, newUser, startSystem, topology, type System } from "../support/system";
 
 let sys: System;
@@ -104,10 +103,7 @@ describe("bearer authentication (spec §5, §7)", () => {
   // A `user.removed` sent while a process was cut off from the transporter never reaches it; what the
   // gateway remembered is forgotten when it connects again. One process has no transporter to lose, so
   // the connection's event is raised here by hand, as Moleculer raises it on every (re)connection.
-  (topology === "embedded" ? it.each : it.skip.each)([
-    ["$transporter.connected", { wasReconnect: true }],
-    [NATS_RECONNECTED_EVENT, {}],
-  ])(
+  (topology === "embedded" ? it.each : it.skip.each)([["$transporter.connected", { wasReconnect: true }]])(
     "when the gateway's connection comes back (%s), then it forgets every token and user it had verified",
     async (event, payload) => {
       const user = await newUser(sys.broker, "reconnecting");

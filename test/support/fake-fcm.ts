@@ -7,7 +7,7 @@
  *   badmsg-*    400 INVALID_ARGUMENT about the message, not the token
  *   busy-*      503 with Retry-After: 1 the first time, then 200
  *   rate-*      429 QUOTA_EXCEEDED the first time, then 200
- *   down-*      503 always, Retry-After: 1
+ *   down-*      503 always, no Retry-After (firebase-admin backs off 0, 1, 2, 4 s)
  * It counts every request per token, so tests can see retries and prove nothing was sent twice, and keeps
  * the raw text of the last data payload each token was sent (`data`), to see every name arrive as sent.
  */

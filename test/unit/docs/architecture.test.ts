@@ -5,9 +5,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { HOOK_NAMES, type InternalsHook } from "../../../shared/runtime/internals";
-import { natsBatchingHook } from "../../../shared/runtime/nats-batching";
 import { natsAbandonedDialsHook } from "../../../shared/runtime/nats-abandoned-dials";
-import { LIVENESS_VERSIONS, NATS_VERSIONS } from "../../../shared/runtime/liveness";
 
 const root = path.resolve(__dirname, "../../..");
 const read = (file: string) => fs.readFileSync(path.join(root, file), "utf8");
@@ -108,13 +106,9 @@ function hookRows(text: string): Map<string, Record<string, string>> {
 }
 
 describe("docs/architecture.md's hooks table", () => {
-  const hooks: Array<InternalsHook<never>> = [natsBatchingHook, natsAbandonedDialsHook] as Array<
-    InternalsHook<never>
-  >;
+  const hooks: Array<InternalsHook<never>> = [natsAbandonedDialsHook] as Array<InternalsHook<never>>;
   /** What the table must state for each hook: the code's own library and range. */
   const declared = new Map<string, string>(hooks.map((h) => [h.name, `\`${h.library} ${h.versions}\``]));
-  // The liveness hook is made inside its middleware: its ranges are exported beside it.
-  declared.set("liveness", `\`moleculer ${LIVENESS_VERSIONS}\`, \`nats ${NATS_VERSIONS}\``);
   const rows = hookRows(doc);
 
   it("when every hook of the code is listed here, then this test knows each one's declared range", () => {

@@ -320,7 +320,7 @@ describe("refreshTokens: grace window", () => {
 });
 
 describe("refreshTokens: grace window off", () => {
-  it("when REFRESH_GRACE_SECONDS is 0, then an immediate retry of the previous token is a reuse", async () => {
+  it("when the grace window is 0, then an immediate retry of the previous token is a reuse", async () => {
     const h = await harness({ graceSeconds: 0 });
     const first = await h.signIn("user-1");
     const second = await refreshTokens(h.deps, "user-1", first);

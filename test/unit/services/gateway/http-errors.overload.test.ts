@@ -1,7 +1,6 @@
 import { Errors } from "moleculer";
 import { countsAgainstNode } from "../../../../app/broker-options";
 import { toHttpError } from "../../../../services/gateway/http-errors";
-import { NatsUnavailableError } from "../../../../shared/errors";
 
 describe("overload protection answers", () => {
   it("when a bulkhead queue is full, then 503 Service Unavailable with Retry-After", () => {
@@ -22,16 +21,6 @@ describe("overload protection answers", () => {
   });
 });
 
-describe("a call held across a NATS outage", () => {
-  it("when its deadline came before NATS was back, then 503 Service Unavailable with Retry-After", () => {
-    expect(toHttpError(new NatsUnavailableError("rounds.get", "rounds-1"))).toEqual({
-      status: 503,
-      body: { detail: "Service Unavailable" },
-      headers: { "Retry-After": "1" },
-    });
-  });
-});
-
 describe("what counts against a node's circuit breaker", () => {
   it("when a call fails with the node's own server-side error, then it counts; a client error does not", () => {
     expect(countsAgainstNode({ code: 500, type: "MOLECULER_ERROR" })).toBe(true);
@@ -43,6 +32,5 @@ describe("what counts against a node's circuit breaker", () => {
     expect(countsAgainstNode(new Errors.RequestRejectedError({ action: "rounds.join", nodeID: "r" }))).toBe(
       false,
     );
-    expect(countsAgainstNode(new NatsUnavailableError("rounds.join", "r"))).toBe(false);
   });
 });

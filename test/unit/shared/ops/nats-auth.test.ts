@@ -15,6 +15,7 @@ import {
 } from "../../../../shared/ops/nats-auth";
 import { redisKeysOf, redisRulesOf } from "../../../../shared/ops/store-users";
 import { natsConnectionOptions } from "../../../../shared/runtime/nats-options";
+import { ReconnectingNatsTransporter } from "../../../../shared/runtime/nats-transporter";
 import { redisClientOptions } from "../../../../shared/runtime/redis-options";
 import { connectionOptions } from "../../../../shared/storage/mongo";
 import { Channels } from "../../../../shared/runtime/channels";
@@ -120,15 +121,17 @@ describe("the options that carry them", () => {
       NATS_TLS_CA: "/ca.pem",
       SERVICES: "users",
     });
-    expect(brokerOptions(config).transporter).toEqual({
-      type: "NATS",
-      options: {
-        servers: ["n1:4222"],
-        user: "users",
-        pass: "pw1",
-        inboxPrefix: "_INBOX.users",
-        tls: { caFile: "/ca.pem" },
-      },
+    const transporter = brokerOptions(config).transporter;
+    expect(transporter).toBeInstanceOf(ReconnectingNatsTransporter);
+    expect((transporter as unknown as { opts: object }).opts).toEqual({
+      servers: ["n1:4222"],
+      user: "users",
+      pass: "pw1",
+      inboxPrefix: "_INBOX.users",
+      tls: { caFile: "/ca.pem" },
+      // Moleculer's own defaults for NATS.
+      preserveBuffers: true,
+      maxReconnectAttempts: -1,
     });
     expect(brokerOptions(loadConfig({})).transporter).toBeUndefined();
   });
