@@ -26,6 +26,7 @@ export const HOOK_NAMES = [
   "nedb-serialize",
   "http-acceptors",
   "gateway-fast-answers",
+  "upload-scavenge",
 ] as const;
 
 export type HookName = (typeof HOOK_NAMES)[number];

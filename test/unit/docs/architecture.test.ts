@@ -5,6 +5,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { HOOK_NAMES, type InternalsHook } from "../../../shared/runtime/internals";
+import { uploadScavengeHook } from "../../../shared/runtime/upload-scavenge";
 import { natsBatchingHook } from "../../../shared/runtime/nats-batching";
 import { natsAbandonedDialsHook } from "../../../shared/runtime/nats-abandoned-dials";
 import { LIVENESS_VERSIONS, NATS_VERSIONS } from "../../../shared/runtime/liveness";
@@ -125,6 +126,7 @@ describe("docs/architecture.md's hooks table", () => {
     nedbSerializeHook,
     httpAcceptorsHook,
     fastAnswersHook,
+    uploadScavengeHook,
   ] as Array<InternalsHook<never>>;
   /** What the table must state for each hook: the code's own library and range. */
   const declared = new Map<string, string>(hooks.map((h) => [h.name, `\`${h.library} ${h.versions}\``]));
