@@ -111,28 +111,6 @@ export async function runSoak(quick: boolean, log: (line: string) => void): Prom
     nodeArgs: [`--inspect=127.0.0.1:${inspectPort}`],
     // Loading 100,000 users and their tokens on a shared, busy machine can take longer than a minute.
     startTimeoutMs: 300_000,
-    // Info lines include each compaction of a collection's file (shared/runtime/store-watch.ts).
-    serverEnv: { LOG_LEVEL: "info" },
-  });
-  const compactions: Row[] = [];
-  const t0 = Date.now();
-  let partial = "";
-  system.process.stdout?.on("data", (chunk: Buffer) => {
-    const lines = (partial + chunk.toString("utf8")).split("\n");
-    partial = lines.pop() ?? "";
-    for (const line of lines) {
-      const m = /Store file compacted: (\S+) .*?([\d.]+) → ([\d.]+) MB; its operations waited (\d+) ms/.exec(
-        line,
-      );
-      if (m)
-        compactions.push({
-          "at s": Math.round((Date.now() - t0) / 1000),
-          collection: m[1],
-          "MB before": m[2],
-          "MB after": m[3],
-          "operations waited ms": Number(m[4]),
-        });
-    }
   });
   const dbDir = path.join(system.dataDir, "db");
   const mediaDir = path.join(system.dataDir, "media");
@@ -229,14 +207,12 @@ export async function runSoak(quick: boolean, log: (line: string) => void): Prom
     "RSS from /proc; the heap after a full collection through the server's inspector; store: the " +
       "collections' files under DATA_DIR/db. Documents counted from each file (the last line of an id " +
       "wins), at the start on the server's folder and at the end after the server stopped; live MB: " +
-      "those documents' last lines, about what a compaction leaves (the stop compacts only a file at " +
-      "least half dead lines).",
+      "those documents' last lines, about what NeDB's compaction at the next start leaves.",
   ].join("\n\n");
   const sections = [
     { title: "Over time", rows: overTime },
     { title: "Collections", rows: collections },
     { title: "Requests by route", rows: routes },
-    { title: "Compactions of the store's files while running", rows: compactions },
   ];
   process.stdout.write(`${writeResults("soak", header, sections, true)}\n`);
   if (errors > 0) throw new Error(`soak: ${errors} unexpected answers`);

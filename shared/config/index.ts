@@ -364,6 +364,10 @@ export const RETIRED_SETTINGS: Readonly<Record<string, string>> = {
   JWT_SECRET:
     "JWT_SECRET is no longer read: JWT_PRIVATE_KEYS (auth only) signs access tokens and REFRESH_TOKEN_SECRETS keys refresh tokens; put the old value in REFRESH_TOKEN_SECRETS (after a new first secret) and JWT_LEGACY_SECRETS to keep the tokens issued with it working (docs/operations.md, Keys)",
   JWT_ALGORITHM: "JWT_ALGORITHM is no longer read: access tokens are ES256 (JWT_PRIVATE_KEYS)",
+  STORE_COMPACTION_INTERVAL_SECONDS:
+    "STORE_COMPACTION_INTERVAL_SECONDS is no longer read: the embedded store compacts a file when NeDB loads it, at start (docs/decisions/0078-nedb-compaction-while-running.md)",
+  STORE_COMPACTION_MAX_MB:
+    "STORE_COMPACTION_MAX_MB is no longer read: the embedded store compacts a file when NeDB loads it, at start (docs/decisions/0078-nedb-compaction-while-running.md)",
 };
 
 /** What a process should print at start about retired settings it was given (outside production). */

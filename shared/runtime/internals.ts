@@ -16,7 +16,7 @@ import path from "node:path";
 import semver from "semver";
 
 /** Every hook's name (INTERNALS_HOOKS_OFF is checked against this list): a new hook adds its own. */
-export const HOOK_NAMES = ["nats-abandoned-dials"] as const;
+export const HOOK_NAMES = ["nats-abandoned-dials", "upload-scavenge"] as const;
 
 export type HookName = (typeof HOOK_NAMES)[number];
 
