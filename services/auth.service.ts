@@ -30,7 +30,7 @@ import { RefreshTokensRepository } from "./auth/refresh-tokens.repository";
 import { sweepExpiredTokens, TOKEN_SWEEP_INTERVAL_MS } from "./auth/token-sweep";
 import { signAccessToken, verifyAccessToken } from "./auth/tokens";
 import { randomUUID } from "node:crypto";
-import { LocalCache } from "../shared/runtime/local-cache";
+import { AUTH_CACHE_ENTRIES, LocalCache } from "../shared/runtime/local-cache";
 
 interface AuthService extends Service {
   config: Config;
@@ -69,7 +69,7 @@ const AuthServiceSchema: ServiceSchema<Record<string, never>, AuthService> = {
         this: AuthService,
         ctx: Context<ParamsOf<"auth.verifyAccessToken">>,
       ): Promise<ResultOf<"auth.verifyAccessToken">> {
-        // `ignore_expiration` (a refresh): expired up to REFRESH_ACCESS_TOKEN_MAX_AGE ago is accepted.
+        // `ignore_expiration` (a refresh): expired up to REFRESH_TOKEN_TTL ago is accepted.
         const claims = verifyAccessToken(ctx.params.token, this.keys.verification, this.config, {
           refresh: ctx.params.ignore_expiration ?? false,
         });
@@ -255,7 +255,7 @@ const AuthServiceSchema: ServiceSchema<Record<string, never>, AuthService> = {
   created(this: AuthService) {
     this.config = serviceConfig(this);
     this.keys = authKeysOf(this.config);
-    this.activeUsers = new LocalCache(this.config.authCacheSeconds * 1000, this.config.authCacheEntries);
+    this.activeUsers = new LocalCache(this.config.authCacheSeconds * 1000, AUTH_CACHE_ENTRIES);
   },
 
   async started(this: AuthService) {

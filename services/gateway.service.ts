@@ -30,14 +30,14 @@ import { noRetry, serviceConfig } from "../shared/runtime";
 import { checkReadiness } from "../shared/runtime/readiness";
 import { STOPPING_EVENT } from "../shared/runtime/shutdown";
 import { withinRequest } from "../shared/runtime/request-context";
-import { LocalCache } from "../shared/runtime/local-cache";
+import { AUTH_CACHE_ENTRIES, LocalCache } from "../shared/runtime/local-cache";
 import { isRedis } from "../shared/runtime/redis-options";
 import { HttpDrain } from "./gateway/drain";
 import { answerClientError } from "./gateway/client-error";
 import { answerError, answerNotRouted } from "./gateway/error-answer";
 import { TokenCache } from "./gateway/token-cache";
 import { ApiKeyCache } from "./gateway/api-key-cache";
-import { ResponseCache } from "./gateway/response-cache";
+import { RESPONSE_CACHE_BYTES, ResponseCache } from "./gateway/response-cache";
 import { sendInChunks } from "./gateway/chunked-upload";
 import { useUploadScavenge } from "../shared/runtime/upload-scavenge";
 import { readEventMultipart } from "./gateway/multipart";
@@ -59,15 +59,25 @@ import { JWKS_MAX_AGE_MS, JwksCache } from "./gateway/jwks-cache";
 import { callerTag, routeByAction, routes, type RouteSpec } from "./gateway/routes";
 import { clientRequestId } from "./gateway/request-id";
 import { paramsOfRequest, rateLimitCaller } from "./gateway/request-params";
-import { UploadSlots } from "./gateway/upload-slots";
+import {
+  UPLOAD_SLOT_WAIT_MS,
+  UploadSlots,
+  UPLOADS_MAX,
+  UPLOADS_MAX_PER_CALLER,
+} from "./gateway/upload-slots";
 import { multicastBodyLimit, stageRecipientPages } from "./gateway/recipient-pages";
-import { httpServerOptions, markArrival, requestDeadline } from "./gateway/http-bounds";
+import {
+  HTTP_BODY_IDLE_TIMEOUT_MS,
+  httpServerOptions,
+  markArrival,
+  requestDeadline,
+} from "./gateway/http-bounds";
 import { isAbandoned, markAnsweredLate, RequestDeadlines } from "./gateway/request-deadlines";
 import type { BodyBounds } from "./gateway/body-watch";
 import { encodeAnswer, keptAnswer, microcacheSlot, type MicrocacheSlot } from "./gateway/microcache";
 import { writeJson } from "./gateway/write-json";
 import { NOSNIFF, setRouteAnswerHeaders } from "./gateway/answer-headers";
-import { AddressLimits } from "./gateway/address-limits";
+import { AddressLimits, AUTH_FAILURE_LIMIT } from "./gateway/address-limits";
 import { addressKey, clientAddressOf, trustedProxyList } from "./gateway/client-address";
 import { knownFields } from "./gateway/body-fields";
 import { withHead } from "./gateway/head-aliases";
@@ -754,7 +764,7 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
 
     /** How long this request's body may go without a byte, and when it must be in. */
     bodyBounds(this: GatewayService, req: Req): BodyBounds {
-      return { idleMs: this.config.httpBodyIdleTimeoutMs, deadline: requestDeadline(this.config, req) };
+      return { idleMs: HTTP_BODY_IDLE_TIMEOUT_MS, deadline: requestDeadline(req) };
     },
 
     /** RATE_LIMITS, per caller (gateway/request-params). */
@@ -807,7 +817,7 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
     this.limitStoreWarnedAt = 0;
     this.addressLimits = new AddressLimits({
       requestsPerMinute: this.config.addressRateLimit,
-      failuresPerMinute: this.config.authFailureLimit,
+      failuresPerMinute: AUTH_FAILURE_LIMIT,
       maxAddresses: MAX_ADDRESSES_COUNTED,
     });
     this.counters =
@@ -820,25 +830,21 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
               this.config,
             )
           : new MemoryCounterStore();
-    this.tokens = new TokenCache(this.config.authCacheSeconds * 1000, this.config.authCacheEntries);
+    this.tokens = new TokenCache(this.config.authCacheSeconds * 1000, AUTH_CACHE_ENTRIES);
     this.jwks = new JwksCache(
       () => call(this.broker, "auth.jwks", {}),
       (message, err) => this.logger.warn(message, err),
     );
-    this.activeUsers = new LocalCache(this.config.authCacheSeconds * 1000, this.config.authCacheEntries);
-    this.apiKeys = new ApiKeyCache(this.config.authCacheSeconds * 1000, this.config.authCacheEntries);
+    this.activeUsers = new LocalCache(this.config.authCacheSeconds * 1000, AUTH_CACHE_ENTRIES);
+    this.apiKeys = new ApiKeyCache(this.config.authCacheSeconds * 1000, AUTH_CACHE_ENTRIES);
     this.responses = new ResponseCache({
       maxAgeMs: this.config.responseCacheMs,
       // Entries are bounded by their bytes; this only bounds the index of very small ones.
       maxEntries: 200_000,
       sharedMaxAgeMs: this.config.cacheTtlSeconds * 1000,
-      maxBytes: this.config.responseCacheMb * 1024 * 1024,
+      maxBytes: RESPONSE_CACHE_BYTES,
     });
-    this.uploads = new UploadSlots(
-      this.config.uploadsMax,
-      this.config.uploadsMaxPerCaller,
-      this.config.uploadSlotWaitMs,
-    );
+    this.uploads = new UploadSlots(UPLOADS_MAX, UPLOADS_MAX_PER_CALLER, UPLOAD_SLOT_WAIT_MS);
     this.openApi = buildOpenApi(routes, this.config.publicUrl);
     this.openApiJson = JSON.stringify(this.openApi);
     // Uploads' chunks are freed as they pass (shared/runtime/upload-scavenge).
@@ -850,7 +856,7 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
     this.drain = new HttpDrain(this.server, () => this.stopAccepting());
     this.beginDrain = () => this.drain.begin();
     const late = () => new Errors.RequestTimeoutError({ action: "rest", nodeID: this.broker.nodeID });
-    this.deadlines = new RequestDeadlines(this.config, (req, res) => {
+    this.deadlines = new RequestDeadlines((req, res) => {
       markAnsweredLate(req as Req);
       this.answerError(req as Req, res, late());
     });

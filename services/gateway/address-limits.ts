@@ -15,6 +15,13 @@ import { RateLimitedError } from "./rate-limit";
 
 const WINDOW_MS = 60_000;
 
+/**
+ * Refused credentials a minute per address before requests that would ask auth are refused: 600, ten a
+ * second, which no honest client (nor a NAT of many) reaches with keys and tokens it was given, while a
+ * guesser gets a few hundred guesses a minute instead of thousands, and auth is not asked for them.
+ */
+export const AUTH_FAILURE_LIMIT = 600;
+
 export interface AddressLimitSettings {
   /** Requests a minute per address; 0: not counted. */
   requestsPerMinute: number;

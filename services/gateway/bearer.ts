@@ -74,7 +74,7 @@ export async function callerOfBearer(
   now: number,
 ): Promise<Caller> {
   const known = ignoreExpiration
-    ? deps.tokens.getForRefresh(token, now, deps.config.refreshAccessTokenMaxAgeSeconds * 1000)
+    ? deps.tokens.getForRefresh(token, now, deps.config.refreshTokenTtlSeconds * 1000)
     : deps.tokens.get(token, now);
   if (known) return known;
   const forgettings = deps.activeUsers.forgettings;

@@ -11,7 +11,6 @@
  */
 import type { ServerResponse } from "node:http";
 import { requestDeadline, REST_TIMEOUT_MARGIN_MS, type TimedRequest } from "./http-bounds";
-import type { Config } from "../../shared/config";
 
 /** How often the requests in flight are looked over: the most a 504 may come after its bound. */
 export const DEADLINE_TICK_MS = 250;
@@ -49,7 +48,6 @@ export class RequestDeadlines {
 
   /** `answerLate` answers a request that passed its bound; it is called at most once per request. */
   constructor(
-    private readonly config: Config,
     private readonly answerLate: LateAnswer,
     private readonly now: () => number = Date.now,
   ) {}
@@ -67,7 +65,7 @@ export class RequestDeadlines {
 
   /** Times a request from now on; `done` with what this returns once the request's handling ends. */
   track(req: TimedRequest, res: ServerResponse): InFlight {
-    const entry = { req, res, late: requestDeadline(this.config, req, this.now()) + REST_TIMEOUT_MARGIN_MS };
+    const entry = { req, res, late: requestDeadline(req, this.now()) + REST_TIMEOUT_MARGIN_MS };
     this.inFlight.add(entry);
     return entry;
   }

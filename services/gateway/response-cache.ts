@@ -54,6 +54,13 @@ export interface ResponseCacheLimits {
  */
 const DROPS_REMEMBERED = 100_000;
 
+/**
+ * Most bytes of answers one gateway keeps: 128 MiB, the hot rounds' pages of a busy hour at a few KB
+ * each, well within the gateway's heap cap (deploy/), so the microcache never becomes the reason a
+ * gateway runs out of memory.
+ */
+export const RESPONSE_CACHE_BYTES = 128 * 1024 * 1024;
+
 export class ResponseCache {
   private readonly byTag = new Map<string, Map<string, Entry>>();
   private count = 0;

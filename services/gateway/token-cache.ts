@@ -3,7 +3,7 @@
  * users (two hops over NATS when distributed) on every request. An entry lives until the token expires
  * or AUTH_CACHE_SECONDS pass, whichever is first, and goes at once when its user is removed
  * (`user.removed`). Bounded: past `maxEntries` the least recently used entry is dropped (LocalCache).
- * A refresh may present a token past its expiry (up to REFRESH_ACCESS_TOKEN_MAX_AGE): `getForRefresh`
+ * A refresh may present a token past its expiry (up to REFRESH_TOKEN_TTL): `getForRefresh`
  * answers for a token verified (or issued by auth through this gateway) within AUTH_CACHE_SECONDS, so
  * the refresh pays no signature verification (decision 0132).
  */

@@ -8,6 +8,26 @@
  */
 import { UploadsBusyError } from "../../shared/errors";
 
+/**
+ * Uploads one gateway process takes at once: each holds a socket, a parser and up to a chunk of its
+ * picture in memory (a few hundred KB), so 32 stay within a few MB while outnumbering the stores
+ * processes' writes many times over; more would only queue at the stores.
+ */
+export const UPLOADS_MAX = 32;
+
+/**
+ * Uploads one caller sends at once to one gateway: a manager's burst (a few pictures at once) is served
+ * four at a time, the rest waiting below, while one caller can never take all of UPLOADS_MAX.
+ */
+export const UPLOADS_MAX_PER_CALLER = 4;
+
+/**
+ * How long an upload beyond its slots waits for one before 503: two seconds, about what a small picture
+ * ahead of it takes on a mobile uplink, so an honest burst is served rather than refused, while a
+ * stalled one makes the next wait no longer than a user would before tapping again.
+ */
+export const UPLOAD_SLOT_WAIT_MS = 2000;
+
 /** What a refused upload is told to wait before trying again, in seconds. */
 export const UPLOAD_RETRY_AFTER_SECONDS = 5;
 

@@ -25,7 +25,7 @@ export interface AccessClaims {
  */
 export const JWT_ISSUER = "rounds-platform";
 
-export type TokenConfig = Pick<Config, "accessTokenTtlSeconds" | "refreshAccessTokenMaxAgeSeconds">;
+export type TokenConfig = Pick<Config, "accessTokenTtlSeconds" | "refreshTokenTtlSeconds">;
 
 /** The keys a verifier holds. */
 export interface VerificationKeys {
@@ -71,7 +71,7 @@ const someKey = () => (anyPublicKey ??= generateKeyPairSync("ec", { namedCurve: 
 function verifyOptions(config: TokenConfig, refresh: boolean): jwt.VerifyOptions {
   return {
     issuer: JWT_ISSUER,
-    clockTolerance: refresh ? config.refreshAccessTokenMaxAgeSeconds : 0,
+    clockTolerance: refresh ? config.refreshTokenTtlSeconds : 0,
   };
 }
 
@@ -86,7 +86,7 @@ function refusal(err: unknown, config: TokenConfig, refresh: boolean): TokenInva
   if (err instanceof TokenInvalidError) return err;
   if (refresh && err instanceof jwt.TokenExpiredError) {
     return new TokenInvalidError(
-      `jwt expired more than REFRESH_ACCESS_TOKEN_MAX_AGE (${config.refreshAccessTokenMaxAgeSeconds} s) ago, too long to refresh`,
+      `jwt expired more than REFRESH_TOKEN_TTL (${config.refreshTokenTtlSeconds} s) ago, too long to refresh`,
     );
   }
   return new TokenInvalidError((err as Error).message);
@@ -109,7 +109,7 @@ function verifyWith(
 
 /**
  * Judges signature, algorithm, issuer and expiry. `refresh`: the token is presented to refresh the
- * token set, so it may have expired up to REFRESH_ACCESS_TOKEN_MAX_AGE ago.
+ * token set, so it may have expired up to REFRESH_TOKEN_TTL ago (a refresh token lives no longer, so the token it came with may not either).
  */
 export function judgeAccessToken(
   token: string,

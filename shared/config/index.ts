@@ -179,51 +179,8 @@ export const configSchema = {
   jwtLegacySecrets: entry("JWT_LEGACY_SECRETS", "", "Auth only: former JWT_SECRET values (upgrade)", list),
   accessTokenTtlSeconds: entry("ACCESS_TOKEN_TTL", "900", "Seconds an access token lives", int(30)),
   refreshTokenTtlSeconds: entry("REFRESH_TOKEN_TTL", "2592000", "Seconds a refresh token lives", int(60)),
-  refreshAccessTokenMaxAgeSeconds: entry(
-    "REFRESH_ACCESS_TOKEN_MAX_AGE",
-    "2592000",
-    "Seconds past expiry a token may refresh",
-    int(0),
-  ),
   requestBodyLimitBytes: entry("REQUEST_BODY_LIMIT", "8388608", "Largest JSON body in bytes", int(1024)),
   pictureMaxBytes: entry("PICTURE_MAX_BYTES", "10485760", "Largest main_picture in bytes", int(1024)),
-  uploadsMax: entry("UPLOADS_MAX", "32", "Uploads one gateway process takes at once", int(1, 10_000)),
-  uploadsMaxPerCaller: entry(
-    "UPLOADS_MAX_PER_CALLER",
-    "4",
-    "Uploads one user sends at once to one gateway",
-    int(1, 10_000),
-  ),
-  uploadSlotWaitMs: entry(
-    "UPLOAD_SLOT_WAIT_MS",
-    "2000",
-    "Wait for an upload slot before 503 (0: none)",
-    int(0, 60_000),
-  ),
-  uploadTimeoutMs: entry(
-    "UPLOAD_TIMEOUT_MS",
-    "120000",
-    "Longest a store-event upload may take",
-    int(1000, 3_600_000),
-  ),
-  httpRequestTimeoutMs: entry(
-    "HTTP_REQUEST_TIMEOUT_MS",
-    "30000",
-    "Longest any other request may take",
-    int(1000, 3_600_000),
-  ),
-  httpHeadersTimeoutMs: entry(
-    "HTTP_HEADERS_TIMEOUT_MS",
-    "10000",
-    "Longest a client may take to send headers",
-    int(1000, 600_000),
-  ),
-  httpBodyIdleTimeoutMs: entry(
-    "HTTP_BODY_IDLE_TIMEOUT_MS",
-    "10000",
-    "Longest a body may go without a byte",
-    int(1000, 600_000),
-  ),
   httpKeepAliveTimeoutMs: entry(
     "HTTP_KEEP_ALIVE_TIMEOUT_MS",
     "5000",
@@ -250,19 +207,12 @@ export const configSchema = {
     "Seconds a checked token or key is trusted",
     int(0, 3600),
   ),
-  authCacheEntries: entry(
-    "AUTH_CACHE_ENTRIES",
-    "100000",
-    "Most tokens, keys, users remembered",
-    int(0, 10_000_000),
-  ),
   responseCacheMs: entry(
     "RESPONSE_CACHE_MS",
     "1000",
     "Microcache of a caller's own reads (ms)",
     int(0, 60_000),
   ),
-  responseCacheMb: entry("RESPONSE_CACHE_MB", "128", "Most MB of answers one gateway keeps", int(1, 65_536)),
   rateLimits: entry("RATE_LIMITS", DEFAULT_RATE_LIMITS, "Requests a minute per caller, by action", str),
   addressRateLimit: entry(
     "ADDRESS_RATE_LIMIT",
@@ -270,7 +220,6 @@ export const configSchema = {
     "Requests a minute per client address (0: off)",
     int(0),
   ),
-  authFailureLimit: entry("AUTH_FAILURE_LIMIT", "600", "Refused credentials a minute per address", int(0)),
   trustedProxies: entry("TRUSTED_PROXIES", "", "Proxies whose X-Forwarded-For counts", addressList),
   shutdownTimeoutMs: entry(
     "SHUTDOWN_TIMEOUT_MS",
@@ -352,6 +301,18 @@ const NOW_CONSTANTS: Readonly<Record<string, string>> = {
   NODE_ID: "a node's id is <NATS user or service>.<host>-<pid> (app/broker-options.ts)",
   PUSH_BATCH_CONCURRENCY: "4 batches of 500 tokens are in flight (services/notifier/deliver.ts)",
   STORE_IN_MEMORY: "the embedded store keeps its files in DATA_DIR/db; a test gives a fresh DATA_DIR",
+  REFRESH_ACCESS_TOKEN_MAX_AGE:
+    "an access token expired up to REFRESH_TOKEN_TTL ago may refresh (shared/auth/access-token.ts)",
+  AUTH_CACHE_ENTRIES: "each auth cache keeps at most 100,000 entries (shared/runtime/local-cache.ts)",
+  UPLOADS_MAX: "a gateway takes 32 uploads at once (services/gateway/upload-slots.ts)",
+  UPLOADS_MAX_PER_CALLER: "a caller sends 4 uploads at once to a gateway (services/gateway/upload-slots.ts)",
+  UPLOAD_SLOT_WAIT_MS: "an upload waits 2 s for a slot (services/gateway/upload-slots.ts)",
+  UPLOAD_TIMEOUT_MS: "an upload may take 2 min (shared/contracts/stores.ts)",
+  HTTP_REQUEST_TIMEOUT_MS: "a request may take 30 s (services/gateway/http-bounds.ts)",
+  HTTP_HEADERS_TIMEOUT_MS: "headers must be in within 10 s (services/gateway/http-bounds.ts)",
+  HTTP_BODY_IDLE_TIMEOUT_MS: "a body may go 10 s without a byte (services/gateway/http-bounds.ts)",
+  RESPONSE_CACHE_MB: "a gateway keeps at most 128 MiB of answers (services/gateway/response-cache.ts)",
+  AUTH_FAILURE_LIMIT: "600 refused credentials a minute per address (services/gateway/address-limits.ts)",
   STORE_FSYNC:
     "embedded writes are not synced (shared/storage/nedb.ts); MongoDB's durability is MONGO_URI's write concern (journal=true)",
 };
@@ -387,11 +348,6 @@ const AUTH_ONLY = ["JWT_PRIVATE_KEYS", "REFRESH_TOKEN_SECRETS", "JWT_LEGACY_SECR
 function checkTokenKeys(config: Config, env: Record<string, string | undefined>): void {
   checkSecretLengths("REFRESH_TOKEN_SECRETS", config.refreshTokenSecrets);
   checkSecretLengths("JWT_LEGACY_SECRETS", config.jwtLegacySecrets);
-  if (config.refreshAccessTokenMaxAgeSeconds > config.refreshTokenTtlSeconds) {
-    throw new ConfigError(
-      `REFRESH_ACCESS_TOKEN_MAX_AGE must not exceed REFRESH_TOKEN_TTL (${config.refreshTokenTtlSeconds})`,
-    );
-  }
   if (config.nodeEnv !== "production") return;
   // Still set, it says the operator believes it signs, and it sits in every process's environment.
   if (env.JWT_SECRET) throw new ConfigError(RETIRED_SETTINGS.JWT_SECRET);

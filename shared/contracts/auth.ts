@@ -8,7 +8,7 @@ export const VerifyTokenParams = Type.Object({
   token: Type.String({ minLength: 1, maxLength: 8192 }),
   /**
    * POST /auth/refresh-token accepts an expired access token (refreshing is what a client does then),
-   * expired up to REFRESH_ACCESS_TOKEN_MAX_AGE ago.
+   * expired up to REFRESH_TOKEN_TTL ago.
    */
   ignore_expiration: Type.Optional(Type.Boolean()),
 });

@@ -7,6 +7,13 @@
  */
 import { LRUCache } from "lru-cache";
 
+/**
+ * Most entries in each of a process's caches of verified tokens, accepted API keys and active users:
+ * 100,000 (some 0.4 KB a token, 40 MB at most), more callers than one process sees active within
+ * AUTH_CACHE_SECONDS; past it the least recently used goes, which costs only a check again.
+ */
+export const AUTH_CACHE_ENTRIES = 100_000;
+
 export class LocalCache<V extends NonNullable<unknown>> {
   private readonly entries: LRUCache<string, V> | null;
   /** The time of the call being served: lru-cache's clock (its `perf` option). */

@@ -7,6 +7,8 @@ import fs from "node:fs";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import path from "node:path";
 import { DEFAULT_RATE_LIMITS } from "../../shared/config";
+import { HTTP_BODY_IDLE_TIMEOUT_MS, HTTP_HEADERS_TIMEOUT_MS } from "../../services/gateway/http-bounds";
+import { UPLOADS_MAX } from "../../services/gateway/upload-slots";
 import { newUser, startSystem, type System } from "../support/system";
 import { steadyReads } from "../support/steady-reads";
 import {
@@ -88,7 +90,9 @@ describe("slow clients", () => {
       "connections send headers a byte at a time, " +
       "then reads all answer 200 within 500 ms at p99, and the slow ones are cut within their bounds",
     async () => {
-      const { uploadsMax, httpBodyIdleTimeoutMs, httpHeadersTimeoutMs } = sys.config;
+      const uploadsMax = UPLOADS_MAX;
+      const httpBodyIdleTimeoutMs = HTTP_BODY_IDLE_TIMEOUT_MS;
+      const httpHeadersTimeoutMs = HTTP_HEADERS_TIMEOUT_MS;
       const loopDelay = monitorEventLoopDelay({ resolution: 20 });
       loopDelay.enable();
       const accepts = acceptWaits(sys.baseUrl, ACCEPT_PROBE_MS);

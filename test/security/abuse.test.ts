@@ -3,21 +3,24 @@
  * address before authentication, X-Forwarded-For believed only from TRUSTED_PROXIES, a stricter limit
  * on refused credentials, and the default limits on writes. The trusted proxy here is 127.0.0.2 (the
  * test connects from it: all of 127.0.0.0/8 is this host); requests from 127.0.0.1 are an untrusted
- * peer's. The address limits are small here to be reached quickly; the write limits are the defaults.
+ * peer's. The refused-credentials limit is the gateway's own (AUTH_FAILURE_LIMIT, 600 a minute); the
+ * address limit is set just above it, so that both are reached in seconds; the write limits are the
+ * defaults.
  */
 import http from "node:http";
+import { AUTH_FAILURE_LIMIT } from "../../services/gateway/address-limits";
 import { loadConfig } from "../../shared/config";
 import { startSystem, type System } from "../support/system";
 
-const ADDRESS_LIMIT = 100;
-const FAILURE_LIMIT = 5;
+const FAILURE_LIMIT = AUTH_FAILURE_LIMIT;
+/** Above the refused-credentials limit, which an address must be able to reach first. */
+const ADDRESS_LIMIT = FAILURE_LIMIT + 100;
 
 let sys: System;
 beforeAll(async () => {
   sys = await startSystem({
     env: {
       ADDRESS_RATE_LIMIT: String(ADDRESS_LIMIT),
-      AUTH_FAILURE_LIMIT: String(FAILURE_LIMIT),
       TRUSTED_PROXIES: "127.0.0.2",
     },
   });
@@ -95,7 +98,7 @@ describe("limits before authentication", () => {
   it("when nothing is set, then an address limit, a refused-credentials limit and write limits are on", () => {
     const config = loadConfig({});
     expect(config.addressRateLimit).toBeGreaterThan(0);
-    expect(config.authFailureLimit).toBeGreaterThan(0);
+    expect(AUTH_FAILURE_LIMIT).toBeGreaterThan(0);
     expect(config.rateLimits).toMatch(/rounds\.join=\d+/);
     expect(config.trustedProxies).toEqual([]);
   });

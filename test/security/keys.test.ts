@@ -13,7 +13,7 @@ import { signAccessToken } from "../support/tokens";
 const MAX_AGE = 600;
 let sys: System;
 beforeAll(async () => {
-  sys = await startSystem({ env: { REFRESH_ACCESS_TOKEN_MAX_AGE: String(MAX_AGE) } });
+  sys = await startSystem({ env: { REFRESH_TOKEN_TTL: String(MAX_AGE) } });
 }, 120_000);
 afterAll(() => sys.stop());
 
@@ -64,7 +64,7 @@ describe("GET /.well-known/jwks.json", () => {
   });
 });
 
-describe("the refresh bound (REFRESH_ACCESS_TOKEN_MAX_AGE)", () => {
+describe("the refresh bound (REFRESH_TOKEN_TTL)", () => {
   it("when a refresh presents an access token expired longer ago than the bound, then 401 saying so; within it, 200", async () => {
     const user = await newUser(sys.broker, "late");
     const now = Math.floor(Date.now() / 1000);
@@ -79,7 +79,7 @@ describe("the refresh bound (REFRESH_ACCESS_TOKEN_MAX_AGE)", () => {
     });
     expect(refused.status).toBe(401);
     expect(refused.body).toEqual({
-      detail: `Token invalid: jwt expired more than REFRESH_ACCESS_TOKEN_MAX_AGE (${MAX_AGE} s) ago, too long to refresh`,
+      detail: `Token invalid: jwt expired more than REFRESH_TOKEN_TTL (${MAX_AGE} s) ago, too long to refresh`,
     });
 
     const recent = signAccessToken(sys, { sub: user.id, iat: now - MAX_AGE, exp: now - MAX_AGE + 100 });

@@ -13,7 +13,7 @@ import { newSigningKeyPem } from "../../../support/token-keys";
 
 const config = {
   accessTokenTtlSeconds: 900,
-  refreshAccessTokenMaxAgeSeconds: 7200,
+  refreshTokenTtlSeconds: 7200,
 } as const;
 const [key] = signingKeysOf(newSigningKeyPem(), "JWT_PRIVATE_KEYS");
 const [other] = signingKeysOf(newSigningKeyPem(), "JWT_PRIVATE_KEYS");
@@ -73,10 +73,10 @@ describe("signAccessToken and verifyAccessToken", () => {
     expect(verifyAccessToken(token, keys, config, { refresh: true }).sub).toBe("user-1");
   });
 
-  it("when a token expired longer ago than REFRESH_ACCESS_TOKEN_MAX_AGE is presented to refresh, then it is refused with why", () => {
+  it("when a token expired longer ago than REFRESH_TOKEN_TTL is presented to refresh, then it is refused with why", () => {
     const { token } = signAccessToken("user-1", key, config, nowSeconds() - 900 - 7200 - 5);
     expect(refusal(token, keys, { refresh: true })).toBe(
-      "Token invalid: jwt expired more than REFRESH_ACCESS_TOKEN_MAX_AGE (7200 s) ago, too long to refresh",
+      "Token invalid: jwt expired more than REFRESH_TOKEN_TTL (7200 s) ago, too long to refresh",
     );
   });
 

@@ -18,7 +18,7 @@ import { newRefreshSecret, newSigningKeyPem } from "../../../support/token-keys"
 
 const config: TokenConfig = {
   accessTokenTtlSeconds: 900,
-  refreshAccessTokenMaxAgeSeconds: 3600,
+  refreshTokenTtlSeconds: 3600,
 };
 const CACHE_MS = 60_000;
 const newKey = (): SigningKey => signingKeysOf(newSigningKeyPem(), "JWT_PRIVATE_KEYS")[0];
@@ -172,7 +172,7 @@ describe("callerOfBearer", () => {
       [tokenOf("alice", 2 * 900), "Token invalid: jwt expired", false],
       [
         tokenOf("alice", 900 + 3600 + 60),
-        "Token invalid: jwt expired more than REFRESH_ACCESS_TOKEN_MAX_AGE (3600 s) ago, too long to refresh",
+        "Token invalid: jwt expired more than REFRESH_TOKEN_TTL (3600 s) ago, too long to refresh",
         true,
       ],
       ["not-a-jwt", "Token invalid: jwt malformed", false],
@@ -334,8 +334,8 @@ describe("callerOfBearer", () => {
     }
   });
 
-  it("when a remembered token expired longer ago than REFRESH_ACCESS_TOKEN_MAX_AGE, then a refresh with it is refused", async () => {
-    const short = { ...config, refreshAccessTokenMaxAgeSeconds: 5 };
+  it("when a remembered token expired longer ago than REFRESH_TOKEN_TTL, then a refresh with it is refused", async () => {
+    const short = { ...config, refreshTokenTtlSeconds: 5 };
     const { deps } = gateway();
     deps.config = short;
     const token = tokenOf("erin", 900 - 10);

@@ -1,13 +1,15 @@
 import type { ServerResponse } from "node:http";
-import { loadConfig } from "../../../../shared/config";
+import { UPLOAD_TIMEOUT_MS } from "../../../../shared/contracts/stores";
 import {
   isAbandoned,
   markAnsweredLate,
   RequestDeadlines,
 } from "../../../../services/gateway/request-deadlines";
-import type { TimedRequest } from "../../../../services/gateway/http-bounds";
-
-const config = loadConfig({ HTTP_REQUEST_TIMEOUT_MS: "20000", UPLOAD_TIMEOUT_MS: "90000" });
+import {
+  HTTP_REQUEST_TIMEOUT_MS,
+  REST_TIMEOUT_MARGIN_MS,
+  type TimedRequest,
+} from "../../../../services/gateway/http-bounds";
 
 const request = (method: string, url: string): TimedRequest => ({ method, url }) as TimedRequest;
 const response = () =>
@@ -20,7 +22,6 @@ function setup() {
   let now = Date.now();
   const late: TimedRequest[] = [];
   const deadlines = new RequestDeadlines(
-    config,
     (req) => late.push(req),
     () => now,
   );
@@ -32,7 +33,7 @@ describe("request deadlines", () => {
     const { deadlines, late, advance } = setup();
     const req = request("GET", "/rounds/r1");
     deadlines.track(req, response());
-    advance(20_999);
+    advance(HTTP_REQUEST_TIMEOUT_MS + REST_TIMEOUT_MARGIN_MS - 1);
     deadlines.sweep();
     expect(late).toEqual([]);
     advance(2);
@@ -46,10 +47,10 @@ describe("request deadlines", () => {
     const { deadlines, late, advance } = setup();
     const upload = request("POST", "/stores/1/events");
     deadlines.track(upload, response());
-    advance(60_000);
+    advance(HTTP_REQUEST_TIMEOUT_MS + REST_TIMEOUT_MARGIN_MS + 1);
     deadlines.sweep();
     expect(late).toEqual([]);
-    advance(31_001);
+    advance(UPLOAD_TIMEOUT_MS - HTTP_REQUEST_TIMEOUT_MS);
     deadlines.sweep();
     expect(late).toEqual([upload]);
   });
@@ -66,7 +67,7 @@ describe("request deadlines", () => {
     deadlines.sweep();
     expect(deadlines.size).toBe(1);
     begun.headersSent = true;
-    advance(30_000);
+    advance(HTTP_REQUEST_TIMEOUT_MS + REST_TIMEOUT_MARGIN_MS + 1);
     deadlines.sweep();
     expect(late).toEqual([]);
     expect(deadlines.size).toBe(0);

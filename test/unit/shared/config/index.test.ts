@@ -26,7 +26,6 @@ describe("loadConfig", () => {
       jwtPrivateKeys: [],
       refreshTokenSecrets: [],
       jwtLegacySecrets: [],
-      refreshAccessTokenMaxAgeSeconds: 2592000,
       accessTokenTtlSeconds: 900,
       refreshTokenTtlSeconds: 2592000,
       requestBodyLimitBytes: 8388608,
@@ -137,7 +136,6 @@ describe("limits and proxies", () => {
     const config = loadConfig({});
     expect(config).toMatchObject({
       addressRateLimit: 60000,
-      authFailureLimit: 600,
       rateLimits: "rounds.join=120,auth.refresh=60,stores.createEvent=60,notifier.sendMulticast=600",
       trustedProxies: [],
     });

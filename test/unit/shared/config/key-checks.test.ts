@@ -183,15 +183,6 @@ describe("the token keys in production", () => {
     }
     expect(loadConfig({ NODE_ENV: "production", SERVICES: "gateway" }).jwtPrivateKeys).toEqual([]);
   });
-
-  it("when REFRESH_ACCESS_TOKEN_MAX_AGE exceeds REFRESH_TOKEN_TTL, then it is a ConfigError", () => {
-    expect(refusal({ REFRESH_ACCESS_TOKEN_MAX_AGE: "3601", REFRESH_TOKEN_TTL: "3600" })).toBe(
-      "REFRESH_ACCESS_TOKEN_MAX_AGE must not exceed REFRESH_TOKEN_TTL (3600)",
-    );
-    expect(loadConfig({ REFRESH_ACCESS_TOKEN_MAX_AGE: "3600", REFRESH_TOKEN_TTL: "3600" })).toMatchObject({
-      refreshAccessTokenMaxAgeSeconds: 3600,
-    });
-  });
 });
 
 const SETTINGS = ["JWT_PRIVATE_KEYS", "REFRESH_TOKEN_SECRETS", "JWT_LEGACY_SECRETS", "JWT_SECRET"];
