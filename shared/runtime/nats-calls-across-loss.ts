@@ -23,6 +23,21 @@ interface InFlight {
 /** How long a call pending across a loss waits, once its callee is reachable, for the answer it held. */
 const SETTLE_MS = 1000;
 
+/**
+ * After this node's connection is back, how long a call that finds no node of its service waits for one
+ * to announce itself again: the others reconnect on their own schedule, and one silent for longer than
+ * `heartbeatTimeout` (2 s) meanwhile is dropped from the registry until its INFO arrives. The peers' own
+ * wait (3 s, ./nats-transporter) plus the heartbeat check's period.
+ */
+const REJOIN_WINDOW_MS = 5000;
+const REJOIN_WAIT_MS = 3000;
+
+/** Moleculer's errors for "no node of this service now" (retryable, but raised before any node is tried). */
+const noEndpoint = (err: unknown): boolean => {
+  const type = (err as { type?: unknown } | null)?.type;
+  return type === "SERVICE_NOT_AVAILABLE" || type === "SERVICE_NOT_FOUND";
+};
+
 export function CallsAcrossLossMiddleware(
   transporter: ReconnectingNatsTransporter,
   settleMs = SETTLE_MS,
@@ -55,6 +70,21 @@ export function CallsAcrossLossMiddleware(
     name: "CallsAcrossLoss",
     created(b: ServiceBroker) {
       broker = b;
+    },
+    // A call made while the cluster reconnects that finds its service's nodes dropped for a moment waits
+    // for one to be back (broker.waitForServices) and is made once more, instead of a fast 503.
+    call(next: (action: string, params?: unknown, opts?: unknown) => Promise<unknown>) {
+      return (action: string, params?: unknown, opts?: unknown) =>
+        next(action, params, opts).catch((err: unknown) => {
+          if (!noEndpoint(err) || !transporter.withinReconnect(REJOIN_WINDOW_MS)) throw err;
+          const service = action.slice(0, action.lastIndexOf("."));
+          return broker.waitForServices(service, REJOIN_WAIT_MS, 50).then(
+            () => next(action, params, opts),
+            () => {
+              throw err;
+            },
+          );
+        });
     },
     remoteAction(next: (ctx: Context) => Promise<unknown>) {
       return (ctx: Context) =>

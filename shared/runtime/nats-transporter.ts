@@ -50,6 +50,8 @@ export class ReconnectingNatsTransporter extends Transporters.NATS {
   private readonly reconnect: ReconnectOptions;
   /** The connection was up once and is down now (not before the first connect, nor after a close). */
   private down = false;
+  /** When the connection last came back (0: never lost). */
+  private backAt = 0;
   /** Other nodes available now, as the registry's events tell. */
   private readonly known = new Set<string>();
   /** Nodes known at the loss and not heard from since this node is back. */
@@ -127,6 +129,7 @@ export class ReconnectingNatsTransporter extends Transporters.NATS {
   private back(): void {
     if (!this.down) return;
     this.down = false;
+    this.backAt = Date.now();
     this.logger.info(
       `NATS client is reconnected: ${this.waiters.size} held packet(s) go out as their nodes announce themselves.`,
     );
@@ -172,6 +175,14 @@ export class ReconnectingNatsTransporter extends Transporters.NATS {
   whenReachable(nodeID: string): Promise<void> {
     if (!this.down && !this.awaited.has(nodeID)) return Promise.resolve();
     return this.wait(nodeID).then(() => undefined);
+  }
+
+  /**
+   * Whether the connection is lost, or came back within `afterMs`: while the other nodes reconnect too,
+   * one may miss its heartbeats and be dropped from the registry for a moment.
+   */
+  withinReconnect(afterMs: number, now = Date.now()): boolean {
+    return this.down || (this.backAt !== 0 && now - this.backAt < afterMs);
   }
 
   /** Calls `listener` each time the connection is lost (before anything is held). */
