@@ -17,7 +17,7 @@ const GROUPS: ReadonlyArray<[title: string, section: string, first: string]> = [
   ["Broker, cache and logs", "credentials", "NAMESPACE"],
   ["Stores", "storage", "DATA_DIR"],
   ["Tokens", "keys", "JWT_PRIVATE_KEYS"],
-  ["Requests and uploads", "slow-clients", "REQUEST_BODY_LIMIT"],
+  ["Requests and uploads", "slow-clients", "PICTURE_MAX_BYTES"],
   ["Push and retention", "retention", "PUSH_TRANSPORT"],
   ["Gateway caches, limits and timeouts", "settings-to-tune", "AUTH_CACHE_SECONDS"],
   ["Tracing and hooks", "tracing", "TRACING_ENDPOINT"],

@@ -6,7 +6,7 @@
  */
 import type { AddressInfo } from "node:net";
 import type { Server } from "node:http";
-import { isEmbedded, loadConfig, retiredSettingsIn } from "../shared/config";
+import { isEmbedded, loadConfig, retiredSettingsIn, runsEverything } from "../shared/config";
 import { embeddedStoreIsEmpty, writeManifest } from "../shared/ops/embedded";
 import { seed } from "../shared/ops/seed";
 import { createBroker } from "../app/broker";
@@ -24,10 +24,12 @@ async function main(): Promise<void> {
   for (const line of retiredSettingsIn()) process.stderr.write(`Warning: ${line}\n`);
   // Before anything starts: a folder it cannot write is one line naming its setting, not a stack trace.
   ensureWritable(foldersToWrite(config));
+  // Demo data is for trying the whole system out: a process running a part of it (a test's cluster, a
+  // service on its own) never seeds, and neither does production.
   const shouldSeed =
     isEmbedded(config) &&
     !config.mongoUri &&
-    config.seedOnEmpty &&
+    runsEverything(config) &&
     config.nodeEnv !== "production" &&
     embeddedStoreIsEmpty(config);
 

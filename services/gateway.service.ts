@@ -56,7 +56,7 @@ import { continueTrace, traceRequest, type RootCallOptions } from "./gateway/req
 import { HttpMetrics } from "./gateway/http-metrics";
 import { callerOfBearer, rememberIssued } from "./gateway/bearer";
 import { JWKS_MAX_AGE_MS, JwksCache } from "./gateway/jwks-cache";
-import { callerTag, routeByAction, routes, type RouteSpec } from "./gateway/routes";
+import { callerTag, JSON_BODY_LIMIT_BYTES, routeByAction, routes, type RouteSpec } from "./gateway/routes";
 import { clientRequestId } from "./gateway/request-id";
 import { paramsOfRequest, rateLimitCaller } from "./gateway/request-params";
 import {
@@ -635,7 +635,7 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
     bodyLimitOf(this: GatewayService, spec: RouteSpec): number {
       return (
         spec.bodyLimitBytes ??
-        (spec.recipientPages ? multicastBodyLimit(this.config) : this.config.requestBodyLimitBytes)
+        (spec.recipientPages ? multicastBodyLimit(this.config) : JSON_BODY_LIMIT_BYTES)
       );
     },
 

@@ -119,7 +119,7 @@ function responses(route: RouteSpec): Json {
   };
   const okHeaders = headersOf(success.status);
   if (okHeaders) ok.headers = okHeaders;
-  // Every JSON body is size-limited (the route's bodyLimitBytes, else REQUEST_BODY_LIMIT); every route may
+  // Every JSON body is size-limited (the route's bodyLimitBytes, else JSON_BODY_LIMIT_BYTES); every route may
   // meet a fault, a missing service, or a store that cannot be written (507: a read too, in the turn of a
   // failed write). RATE_LIMITS and the limits per client address may apply to any route (429, Retry-After).
   const general = [...(route.body.startsWith("json") ? [413] : []), 429, 500, 503, 504, 507];

@@ -22,19 +22,20 @@ import {
 import { eachPage, fitsOnePage } from "../../shared/contracts/paging";
 import { MAX_ISSUES, RequestValidationError, type ValidationIssue } from "../../shared/errors";
 import { check, compileSchema, toIssues } from "../../shared/validation";
+import { JSON_BODY_LIMIT_BYTES } from "./routes";
 
 /**
- * Bytes a multicast's body may take: REQUEST_BODY_LIMIT, or more when MULTICAST_MAX_RECIPIENTS asks for
+ * Bytes a multicast's body may take: JSON_BODY_LIMIT_BYTES, or more when MULTICAST_MAX_RECIPIENTS asks for
  * it (80 bytes per id: 64 characters, quotes, a comma and some white space), so any list the cap allows
  * is read.
  */
 export const BYTES_PER_RECIPIENT = 80;
 
 export function multicastBodyLimit(
-  config: Pick<Config, "requestBodyLimitBytes" | "multicastMaxRecipients">,
+  config: Pick<Config, "multicastMaxRecipients">,
 ): number {
   return Math.max(
-    config.requestBodyLimitBytes,
+    JSON_BODY_LIMIT_BYTES,
     config.multicastMaxRecipients * BYTES_PER_RECIPIENT + 64 * 1024,
   );
 }

@@ -24,6 +24,13 @@ import {
 } from "../../shared/contracts/stores";
 import { FriendList, PaymentList } from "../../shared/contracts/users";
 
+
+/**
+ * The largest JSON body of a route without a bound of its own: 8 MiB, which a multicast to the default
+ * MULTICAST_MAX_RECIPIENTS (100,000 ids at 80 bytes each) fits; every other JSON route has a small bound.
+ */
+export const JSON_BODY_LIMIT_BYTES = 8 * 1024 * 1024;
+
 export type AuthScheme = "bearer" | "apiKey" | "none";
 export type BodyKind = "none" | "json-object" | "json-object-or-null" | "multipart";
 
@@ -63,12 +70,12 @@ export interface RouteSpec {
   microcacheTag?: string;
   /**
    * The body's `user_ids` may be longer than one packet takes: sent ahead in pages, and the body may be
-   * larger than REQUEST_BODY_LIMIT (services/gateway/recipient-pages.ts).
+   * larger than JSON_BODY_LIMIT_BYTES (services/gateway/recipient-pages.ts).
    */
   recipientPages?: boolean;
   /**
    * The largest JSON body this route reads (413 above, before a byte of it is parsed); without it,
-   * REQUEST_BODY_LIMIT, or a multicast's own bound (`recipientPages`).
+   * JSON_BODY_LIMIT_BYTES, or a multicast's own bound (`recipientPages`).
    */
   bodyLimitBytes?: number;
   /** The answer is a token set (RFC 6749 §5.1: `Pragma: no-cache` besides `Cache-Control: no-store`). */

@@ -32,12 +32,6 @@ const int =
     return value;
   };
 
-const bool: Parser<boolean> = (raw, env) => {
-  if (/^(1|true|yes|on)$/i.test(raw)) return true;
-  if (/^(0|false|no|off)$/i.test(raw)) return false;
-  throw new ConfigError(`${env} must be true or false, got "${raw}"`);
-};
-
 const oneOf =
   <T extends string>(...values: T[]): Parser<T> =>
   (raw, env) => {
@@ -150,9 +144,12 @@ export const configSchema = {
   transporter: entry("TRANSPORTER", "", "NATS URLs, nats:// or tls:// (empty: none)", str),
   natsUser: entry("NATS_USER", "", "This process's NATS user (empty: none)", str),
   natsPassword: entry("NATS_PASSWORD", "", "Password of NATS_USER (a Secret)", str),
-  natsTlsCa: entry("NATS_TLS_CA", "", "CA file for the NATS server's certificate", str),
-  natsTlsCert: entry("NATS_TLS_CERT", "", "Client certificate file for NATS", str),
-  natsTlsKey: entry("NATS_TLS_KEY", "", "Private key file of NATS_TLS_CERT", str),
+  natsTlsDir: entry(
+    "NATS_TLS_DIR",
+    "",
+    "Folder of NATS TLS files: ca.crt, and tls.crt with tls.key",
+    str,
+  ),
   cacher: entry("CACHER", "Memory", "Memory, or redis://host:port", str),
   redisUser: entry("REDIS_USER", "", "This process's Redis user (empty: default)", str),
   redisPassword: entry("REDIS_PASSWORD", "", "Password of REDIS_USER (a Secret)", str),
@@ -173,13 +170,11 @@ export const configSchema = {
   mongoUri: entry("MONGO_URI", "", "MongoDB URL (empty: the embedded store)", str),
   mongoUser: entry("MONGO_USER", "", "This process's MongoDB user (empty: none)", str),
   mongoPassword: entry("MONGO_PASSWORD", "", "Password of MONGO_USER (a Secret)", str),
-  seedOnEmpty: entry("SEED_ON_EMPTY", "true", "Seed demo data into an empty embedded store", bool),
   jwtPrivateKeys: entry("JWT_PRIVATE_KEYS", "", "Auth only: access-token signing keys (PEM)", privateKeys),
   refreshTokenSecrets: entry("REFRESH_TOKEN_SECRETS", "", "Auth only: refresh-token MAC secrets", list),
   jwtLegacySecrets: entry("JWT_LEGACY_SECRETS", "", "Auth only: former JWT_SECRET values (upgrade)", list),
   accessTokenTtlSeconds: entry("ACCESS_TOKEN_TTL", "900", "Seconds an access token lives", int(30)),
   refreshTokenTtlSeconds: entry("REFRESH_TOKEN_TTL", "2592000", "Seconds a refresh token lives", int(60)),
-  requestBodyLimitBytes: entry("REQUEST_BODY_LIMIT", "8388608", "Largest JSON body in bytes", int(1024)),
   pictureMaxBytes: entry("PICTURE_MAX_BYTES", "10485760", "Largest main_picture in bytes", int(1024)),
   httpKeepAliveTimeoutMs: entry(
     "HTTP_KEEP_ALIVE_TIMEOUT_MS",
@@ -231,14 +226,8 @@ export const configSchema = {
   tracingEndpoint: entry(
     "TRACING_ENDPOINT",
     "",
-    "Zipkin v2 or OTLP/HTTP spans URL (empty: off)",
+    "Zipkin v2 URL, or OTLP/HTTP's ending /v1/traces (empty: off)",
     optionalUrl,
-  ),
-  tracingExporter: entry(
-    "TRACING_EXPORTER",
-    "zipkin",
-    "zipkin or otlp: what TRACING_ENDPOINT speaks",
-    oneOf("zipkin", "otlp"),
   ),
   tracingSampleRate: entry(
     "TRACING_SAMPLE_RATE",
@@ -259,6 +248,13 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     out[key] = e.parse(raw === undefined || raw === "" ? e.default : raw, e.env);
   }
   const config = out as Config;
+  // Three file settings became one folder; ignoring them would change whom the process trusts.
+  const oldTls = ["NATS_TLS_CA", "NATS_TLS_CERT", "NATS_TLS_KEY"].filter((name) => env[name]);
+  if (oldTls.length > 0) {
+    throw new ConfigError(
+      `${oldTls.join(", ")} replaced by NATS_TLS_DIR: a folder holding ca.crt, and tls.crt with tls.key for a client certificate`,
+    );
+  }
   // TRUST_PROXY=true trusted X-Forwarded-For from any peer; the new setting names the proxies.
   if (env.TRUST_PROXY !== undefined && /^(1|true|yes|on)$/i.test(env.TRUST_PROXY)) {
     throw new ConfigError(
@@ -313,6 +309,12 @@ const NOW_CONSTANTS: Readonly<Record<string, string>> = {
   HTTP_BODY_IDLE_TIMEOUT_MS: "a body may go 10 s without a byte (services/gateway/http-bounds.ts)",
   RESPONSE_CACHE_MB: "a gateway keeps at most 128 MiB of answers (services/gateway/response-cache.ts)",
   AUTH_FAILURE_LIMIT: "600 refused credentials a minute per address (services/gateway/address-limits.ts)",
+  TRACING_EXPORTER:
+    "TRACING_ENDPOINT's path tells: one ending in /v1/traces is sent OTLP/HTTP, any other Zipkin v2 (shared/tracing/index.ts)",
+  SEED_ON_EMPTY:
+    "an empty embedded store is seeded only by a process running every service outside production (bin/start.ts)",
+  REQUEST_BODY_LIMIT:
+    "a JSON body may take 8 MiB, a multicast MULTICAST_MAX_RECIPIENTS × 80 bytes if more (services/gateway/routes.ts)",
   STORE_FSYNC:
     "embedded writes are not synced (shared/storage/nedb.ts); MongoDB's durability is MONGO_URI's write concern (journal=true)",
 };
@@ -403,8 +405,23 @@ function checkCredentials(config: Config): void {
   ] as const) {
     if (password && !user) throw new ConfigError(`${env}_PASSWORD is set without ${env}_USER`);
   }
-  if ((config.natsTlsCert === "") !== (config.natsTlsKey === "")) {
-    throw new ConfigError("NATS_TLS_CERT and NATS_TLS_KEY go together");
+  if (config.natsTlsDir !== "") checkTlsDir(config.natsTlsDir);
+}
+
+/**
+ * NATS_TLS_DIR holds files under the names a Kubernetes TLS Secret (and cert-manager's) mounts them
+ * with: `ca.crt` (a private CA that signed the server's certificate) and, for a client certificate,
+ * `tls.crt` with its `tls.key`. A folder with neither, or a certificate without its key, is refused at
+ * start rather than found out at the first connection.
+ */
+function checkTlsDir(dir: string): void {
+  const has = (name: string) => fs.existsSync(path.join(dir, name));
+  if (!fs.existsSync(dir)) throw new ConfigError(`NATS_TLS_DIR is not a folder this process can read: ${dir}`);
+  if (!has("ca.crt") && !has("tls.crt")) {
+    throw new ConfigError("NATS_TLS_DIR must hold ca.crt, or tls.crt and tls.key, or all three");
+  }
+  if (has("tls.crt") !== has("tls.key")) {
+    throw new ConfigError("NATS_TLS_DIR's tls.crt and tls.key go together");
   }
 }
 
@@ -414,6 +431,13 @@ export const isNats = (config: Pick<Config, "transporter">): boolean =>
 
 /** True when this process runs without a transporter: everything in one broker. */
 export const isEmbedded = (config: Config): boolean => config.transporter === "";
+
+/** The services of the system, which a process runs unless SERVICES names fewer. */
+export const ALL_SERVICES: readonly string[] = configSchema.services.default.split(",");
+
+/** True when this process runs every service of the system (what `npm start` does). */
+export const runsEverything = (config: Config): boolean =>
+  ALL_SERVICES.every((name) => config.services.includes(name));
 
 /** One setting alone, for code that runs without a loaded configuration (a store opened by a test). */
 export function loadSetting<K extends keyof Schema>(

@@ -174,7 +174,7 @@ export function renderNatsConf(opts: NatsConfOptions): string {
     `# Every password comes from nats-server's environment (${passwordEnvOf("<user>")}), letters and digits`,
     `# starting with a letter. There is no anonymous access: a client without a user and password is refused.`,
     `# TLS: add a block such as  tls { cert_file: "/etc/nats/tls/tls.crt", key_file: "/etc/nats/tls/tls.key" }`,
-    `# and give the processes a tls:// TRANSPORTER (and NATS_TLS_CA for a private CA): docs/operations.md.`,
+    `# and give the processes a tls:// TRANSPORTER (and NATS_TLS_DIR for a private CA): docs/operations.md.`,
     `listen: ${quoted(opts.listen)}`,
     `jetstream {`,
     `  store_dir: ${quoted(opts.storeDir)}`,

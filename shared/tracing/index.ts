@@ -1,8 +1,8 @@
 /**
  * Tracing (off unless TRACING_ENDPOINT is set): Moleculer's tracer makes a span of every action call and
  * event handler, the gateway one per HTTP request (its root), fact consumers one per fact handled
- * (propagation.ts); BoundedZipkinExporter sends them as Zipkin v2 JSON, or with TRACING_EXPORTER=otlp
- * OtlpSpanExporter over OTLP/HTTP. The trace id is the request id, which the gateway takes from a
+ * (propagation.ts); BoundedZipkinExporter sends them as Zipkin v2 JSON, or, to an endpoint whose path ends
+ * in OTLP's `/v1/traces`, OtlpSpanExporter over OTLP/HTTP. The trace id is the request id, which the gateway takes from a
  * caller's trace context (`traceparent`, B3) when one comes. The caller's sampled flag, else
  * TRACING_SAMPLE_RATE, decides which requests are traced (sampling.ts).
  */
@@ -60,14 +60,22 @@ export const TRACING_INTERVAL_MS = 5000;
  */
 export const TRACING_QUEUE_SIZE = 10_000;
 
-/** The span exporter TRACING_EXPORTER names, bounded either way (decisions 0063, 0143). */
+/**
+ * What TRACING_ENDPOINT speaks, told by its path: OTLP/HTTP's traces path is `/v1/traces` (the
+ * OpenTelemetry specification's default, which collectors serve), Zipkin v2's `/api/v2/spans`; any other
+ * path is taken for Zipkin, the exporter this system shipped first.
+ */
+export const tracingFormatOf = (endpoint: string): "otlp" | "zipkin" =>
+  /\/v1\/traces\/?$/.test(new URL(endpoint).pathname) ? "otlp" : "zipkin";
+
+/** The span exporter TRACING_ENDPOINT's path names, bounded either way (decisions 0063, 0143). */
 function exporterOf(config: Config): BoundedZipkinExporter | OtlpSpanExporter {
   const options = {
     endpoint: config.tracingEndpoint,
     intervalMs: TRACING_INTERVAL_MS,
     maxQueue: TRACING_QUEUE_SIZE,
   };
-  if (config.tracingExporter !== "otlp") return new BoundedZipkinExporter(options);
+  if (tracingFormatOf(config.tracingEndpoint) !== "otlp") return new BoundedZipkinExporter(options);
   // Required only when chosen, so that a process not sending OTLP never loads OpenTelemetry's packages
   // (a process loads only what it uses: docs/decisions/0060-node-24-production.md).
   // eslint-disable-next-line @typescript-eslint/no-require-imports

@@ -69,10 +69,13 @@ describe("modules a process loads (child process)", () => {
     expect(loaded).toEqual(["busboy", "firebase-admin", "moleculer-web"]);
   });
 
-  it("when spans go to a Zipkin endpoint, then OpenTelemetry's packages are not loaded; with TRACING_EXPORTER=otlp, they are", () => {
-    const tracing = { SERVICES: "rounds", TRACING_ENDPOINT: "http://127.0.0.1:9/spans" };
+  it("when spans go to a Zipkin endpoint, then OpenTelemetry's packages are not loaded; to an OTLP one (/v1/traces), they are", () => {
+    const tracing = { SERVICES: "rounds", TRACING_ENDPOINT: "http://127.0.0.1:9/api/v2/spans" };
     expect(runChild<{ loaded: string[] }>(someServices, tracing).loaded).toEqual([]);
-    const otlp = runChild<{ loaded: string[] }>(someServices, { ...tracing, TRACING_EXPORTER: "otlp" });
+    const otlp = runChild<{ loaded: string[] }>(someServices, {
+      ...tracing,
+      TRACING_ENDPOINT: "http://127.0.0.1:9/v1/traces",
+    });
     expect(otlp.loaded).toEqual(["@opentelemetry"]);
   });
 });

@@ -61,7 +61,6 @@ describe("a caller's trace context, sampled at a rate of 0 (OTLP)", () => {
     sys = await startSystem({
       env: {
         TRACING_ENDPOINT: collector.url,
-        TRACING_EXPORTER: "otlp",
         TRACING_SAMPLE_RATE: "0",
         // Every read asks rounds (the gateway would answer a repeated read itself).
         RESPONSE_CACHE_MS: "0",

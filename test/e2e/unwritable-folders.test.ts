@@ -22,10 +22,9 @@ beforeEach(() => {
 });
 afterEach(() => fs.rmSync(tmp, { recursive: true, force: true }));
 
-/** Development settings without the demo seed: what is checked here comes before any of them. */
+/** Development settings: what is checked here comes before the broker starts, and so before any seeding. */
 const quiet = {
   NODE_ENV: "development",
-  SEED_ON_EMPTY: "false",
   HOST: "127.0.0.1",
   PORT: "0",
   LOG_LEVEL: "warn",

@@ -1,7 +1,7 @@
 /**
  * How a process reaches NATS (shared/runtime/nats-options): with its user and password from NATS_USER
  * and NATS_PASSWORD, which no log line ever shows, even at trace level; and over TLS when TRANSPORTER
- * says tls://, verified against NATS_TLS_CA, never falling back to clear text.
+ * says tls://, verified against NATS_TLS_DIR's ca.crt, never falling back to clear text.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
@@ -80,6 +80,9 @@ run("NATS over TLS", () => {
       ],
     });
     fs.writeFileSync(path.join(dir, "cert.pem"), pems.cert);
+    // The folder a node is given (NATS_TLS_DIR): the self-signed certificate is its own CA.
+    fs.mkdirSync(path.join(dir, "client"));
+    fs.writeFileSync(path.join(dir, "client", "ca.crt"), pems.cert);
     fs.writeFileSync(path.join(dir, "key.pem"), pems.private);
     port = await freePort();
     server = spawn(
@@ -111,8 +114,8 @@ run("NATS over TLS", () => {
   const nodeWith = (env: Record<string, string>) =>
     createBroker(loadConfig(testEnv({ NAMESPACE: `tls${process.pid}`, LOG_LEVEL: "fatal", ...env })), []);
 
-  it("when TRANSPORTER is tls:// and NATS_TLS_CA names the server's CA, then the node connects over TLS", async () => {
-    const broker = nodeWith({ TRANSPORTER: `tls://127.0.0.1:${port}`, NATS_TLS_CA: `${dir}/cert.pem` });
+  it("when TRANSPORTER is tls:// and NATS_TLS_DIR holds the server's CA, then the node connects over TLS", async () => {
+    const broker = nodeWith({ TRANSPORTER: `tls://127.0.0.1:${port}`, NATS_TLS_DIR: `${dir}/client` });
     await broker.start();
     try {
       expect(broker.transit?.connected).toBe(true);

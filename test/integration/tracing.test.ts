@@ -10,7 +10,7 @@
  * second is the other way round (gateway 0, the rest 1): nothing of a request reaches the collector,
  * though the services' own rate would trace everything, except the gateway's span of a 5xx. A caller's
  * trace context (traceparent) overrides the gateway's rate both ways (decision 0143). The third cluster
- * sends OTLP (TRACING_EXPORTER=otlp) at a rate of 0 everywhere: only a caller's "sampled" is traced, and
+ * sends OTLP (its endpoint ends in /v1/traces) at a rate of 0 everywhere: only a caller's "sampled" is traced, and
  * its collector-down case is the first cluster's, through OpenTelemetry's exporter.
  */
 import http from "node:http";
@@ -555,7 +555,7 @@ maybe("tracing across processes over OTLP", () => {
     inspectPort = await freePort();
     cluster = await startCluster({
       // No process traces of its own accord: only a caller's "sampled" does.
-      env: { TRACING_ENDPOINT: collector.url, TRACING_EXPORTER: "otlp", TRACING_SAMPLE_RATE: "0" },
+      env: { TRACING_ENDPOINT: collector.url, TRACING_SAMPLE_RATE: "0" },
       processEnv: { gateway: { METRICS_PORT: String(metricsPort) } },
       nodeArgs: { gateway: [`--inspect=127.0.0.1:${inspectPort}`] },
     });

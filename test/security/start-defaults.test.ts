@@ -91,7 +91,7 @@ describeOnce("start defaults", () => {
     const outside = outsideAddress();
     const all = start({ PORT: String(port), METRICS_PORT: String(metrics) });
     // A process without the gateway serves /health on HEALTH_PORT.
-    const alone = start({ SERVICES: "settings", HEALTH_PORT: String(health), SEED_ON_EMPTY: "false" });
+    const alone = start({ SERVICES: "settings", HEALTH_PORT: String(health) });
     await waitUntilAnswering(port, all.child, all.log);
     await waitUntilAnswering(metrics, all.child, all.log);
     await waitUntilAnswering(health, alone.child, alone.log);

@@ -102,7 +102,6 @@ function baseEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
     NODE_ENV: "test",
     HOST: "127.0.0.1",
     LOG_LEVEL: "warn",
-    SEED_ON_EMPTY: "false",
     ...extra,
   });
 }

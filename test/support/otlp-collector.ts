@@ -1,7 +1,7 @@
 /**
- * A stand-in OpenTelemetry collector: an HTTP server taking OTLP/HTTP JSON at /v1/traces (what
- * TRACING_EXPORTER=otlp sends) and decoding every span with its resource and scope. `status` decides the
- * answer, `hang` never answers.
+ * A stand-in OpenTelemetry collector: an HTTP server taking OTLP/HTTP JSON at /v1/traces (the path that
+ * makes TRACING_ENDPOINT an OTLP one) and decoding every span with its resource and scope. `status`
+ * decides the answer, `hang` never answers.
  */
 import http from "node:http";
 import type { AddressInfo } from "node:net";

@@ -39,16 +39,13 @@ const PROCESS_VARIABLES = [
   // Credentials are each process's own: the cluster tier gives them.
   "NATS_USER",
   "NATS_PASSWORD",
-  "NATS_TLS_CA",
-  "NATS_TLS_CERT",
-  "NATS_TLS_KEY",
+  "NATS_TLS_DIR",
   "REDIS_USER",
   "REDIS_PASSWORD",
   "MONGO_USER",
   "MONGO_PASSWORD",
   // A developer's own collector must not receive the test processes' spans (tests that trace set it).
   "TRACING_ENDPOINT",
-  "TRACING_EXPORTER",
   // Keys go to the processes that run auth, given by the test, never inherited.
   "JWT_PRIVATE_KEYS",
   "REFRESH_TOKEN_SECRETS",

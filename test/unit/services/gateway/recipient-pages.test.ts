@@ -8,6 +8,7 @@ import { RECIPIENT_PAGE_MAX } from "../../../../shared/contracts/notifier";
 import { PAGE_BYTES } from "../../../../shared/contracts/paging";
 import { MAX_ISSUES, RequestValidationError } from "../../../../shared/errors";
 import { check } from "../../../../shared/validation";
+import { JSON_BODY_LIMIT_BYTES } from "../../../../services/gateway/routes";
 import { SendMulticastParams } from "../../../../shared/contracts/notifier";
 import {
   checkLongRequest,
@@ -114,12 +115,8 @@ describe("checkLongRequest", () => {
 });
 
 describe("multicastBodyLimit", () => {
-  it("when the cap is the default, then REQUEST_BODY_LIMIT rules; at the ceiling, 80 bytes an id", () => {
-    expect(
-      multicastBodyLimit({ requestBodyLimitBytes: 8 * 1024 * 1024, multicastMaxRecipients: 100_000 }),
-    ).toBe(8 * 1024 * 1024);
-    expect(
-      multicastBodyLimit({ requestBodyLimitBytes: 8 * 1024 * 1024, multicastMaxRecipients: 1_000_000 }),
-    ).toBe(80_000_000 + 64 * 1024);
+  it("when the cap is the default, then the JSON body limit rules; at the ceiling, 80 bytes an id", () => {
+    expect(multicastBodyLimit({ multicastMaxRecipients: 100_000 })).toBe(JSON_BODY_LIMIT_BYTES);
+    expect(multicastBodyLimit({ multicastMaxRecipients: 1_000_000 })).toBe(80_000_000 + 64 * 1024);
   });
 });

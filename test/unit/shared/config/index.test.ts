@@ -7,6 +7,7 @@ import {
   loadConfig,
   RETIRED_SETTINGS,
   retiredSettingsIn,
+  runsEverything,
 } from "../../../../shared/config";
 import { ConfigError } from "../../../../shared/errors";
 
@@ -22,24 +23,23 @@ describe("loadConfig", () => {
       cacher: "Memory",
       cacheTtlSeconds: 60,
       logLevel: "info",
-      seedOnEmpty: true,
       jwtPrivateKeys: [],
       refreshTokenSecrets: [],
       jwtLegacySecrets: [],
       accessTokenTtlSeconds: 900,
       refreshTokenTtlSeconds: 2592000,
-      requestBodyLimitBytes: 8388608,
       requestTimeoutMs: 10000,
     });
     expect(config.dataDir).toBe(path.resolve("./data"));
     expect(isEmbedded(config)).toBe(true);
+    expect(runsEverything(config)).toBe(true);
+    expect(runsEverything(loadConfig({ SERVICES: "gateway,auth,users,rounds,stores,settings" }))).toBe(false);
   });
 
   it("when variables are set, then they override the defaults with parsed values", () => {
     const config = loadConfig({
       PORT: "8080",
       SERVICES: " gateway , rounds ,, ",
-      SEED_ON_EMPTY: "off",
       LOG_LEVEL: "debug",
       TRANSPORTER: "nats://127.0.0.1:4222",
       DATA_DIR: "/tmp/rounds-data",
@@ -47,7 +47,6 @@ describe("loadConfig", () => {
     expect(config).toMatchObject({
       port: 8080,
       services: ["gateway", "rounds"],
-      seedOnEmpty: false,
       logLevel: "debug",
       transporter: "nats://127.0.0.1:4222",
       dataDir: "/tmp/rounds-data",
@@ -85,7 +84,7 @@ describe("loadConfig", () => {
   });
 
   it("when a boolean or a choice is not one of its values, then it is a ConfigError", () => {
-    expect(() => loadConfig({ SEED_ON_EMPTY: "maybe" })).toThrow(ConfigError);
+    expect(() => loadConfig({ LOG_FORMAT: "maybe" })).toThrow(ConfigError);
     expect(() => loadConfig({ NODE_ENV: "staging" })).toThrow(
       "NODE_ENV must be one of development, test, production",
     );

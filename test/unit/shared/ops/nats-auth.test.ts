@@ -3,7 +3,9 @@
  * settings, never in an address; the options that carry them to each client; the node ids NATS
  * permissions rely on; the users and permissions rendered for nats-server.
  */
+import fs from "node:fs";
 import os from "node:os";
+import path from "node:path";
 import { brokerOptions, nodeIdOf } from "../../../../app/broker-options";
 import { loadConfig } from "../../../../shared/config";
 import {
@@ -20,6 +22,13 @@ import { redisClientOptions } from "../../../../shared/runtime/redis-options";
 import { connectionOptions } from "../../../../shared/storage/mongo";
 import { Channels } from "../../../../shared/runtime/channels";
 import { JOBS_CHANNEL } from "../../../../services/notifier.service";
+
+/** A fresh folder holding empty files of these names. */
+const tlsDir = (...names: string[]): string => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "nats-tls-"));
+  for (const name of names) fs.writeFileSync(path.join(dir, name), "");
+  return dir;
+};
 
 const refusal = (env: Record<string, string>): string => {
   try {
@@ -57,7 +66,6 @@ describe("credential settings", () => {
     expect(refusal({ NATS_PASSWORD: "p1" })).toBe("NATS_PASSWORD is set without NATS_USER");
     expect(refusal({ REDIS_PASSWORD: "p1" })).toBe("REDIS_PASSWORD is set without REDIS_USER");
     expect(refusal({ MONGO_PASSWORD: "p1" })).toBe("MONGO_PASSWORD is set without MONGO_USER");
-    expect(refusal({ NATS_TLS_CERT: "/c.pem" })).toBe("NATS_TLS_CERT and NATS_TLS_KEY go together");
     expect(refusal({ TRANSPORTER: "redis://r:6379" })).toMatch(
       /^TRANSPORTER must be nats:\/\/host:port or tls:/,
     );
@@ -88,9 +96,7 @@ describe("the options that carry them", () => {
     transporter: "nats://n1:4222, nats://n2:4223",
     natsUser: "rounds",
     natsPassword: "p%40:/ss",
-    natsTlsCa: "",
-    natsTlsCert: "",
-    natsTlsKey: "",
+    natsTlsDir: "",
   };
 
   it("when NATS settings are given, then the connection has the servers, the password as it is, and the user's own inbox prefix", () => {
@@ -105,21 +111,38 @@ describe("the options that carry them", () => {
     });
   });
 
-  it("when TRANSPORTER is tls:// or a CA or client certificate is given, then the connection asks for TLS with those files", () => {
+  it("when TRANSPORTER is tls:// or NATS_TLS_DIR is given, then the connection asks for TLS with the folder's files", () => {
     expect(natsConnectionOptions({ ...nats, transporter: "tls://n1:4222" }).tls).toEqual({});
-    expect(
-      natsConnectionOptions({ ...nats, natsTlsCa: "/ca.pem", natsTlsCert: "/c.pem", natsTlsKey: "/k.pem" })
-        .tls,
-    ).toEqual({ caFile: "/ca.pem", certFile: "/c.pem", keyFile: "/k.pem" });
+    const all = tlsDir("ca.crt", "tls.crt", "tls.key");
+    expect(natsConnectionOptions({ ...nats, natsTlsDir: all }).tls).toEqual({
+      caFile: path.join(all, "ca.crt"),
+      certFile: path.join(all, "tls.crt"),
+      keyFile: path.join(all, "tls.key"),
+    });
+    const caOnly = tlsDir("ca.crt");
+    expect(natsConnectionOptions({ ...nats, natsTlsDir: caOnly }).tls).toEqual({
+      caFile: path.join(caOnly, "ca.crt"),
+    });
     expect(natsConnectionOptions(nats).tls).toBeUndefined();
   });
 
+  it("when NATS_TLS_DIR lacks its files, or a retired TLS file setting is given, then start is refused naming what to do", () => {
+    expect(refusal({ NATS_TLS_DIR: path.join(os.tmpdir(), "no-such-tls-dir") })).toMatch(
+      /^NATS_TLS_DIR is not a folder/,
+    );
+    expect(refusal({ NATS_TLS_DIR: tlsDir() })).toMatch(/must hold ca.crt, or tls.crt and tls.key/);
+    expect(refusal({ NATS_TLS_DIR: tlsDir("tls.crt") })).toBe("NATS_TLS_DIR's tls.crt and tls.key go together");
+    expect(refusal({ NATS_TLS_DIR: tlsDir("ca.crt") })).toBe("accepted");
+    expect(refusal({ NATS_TLS_CA: "/ca.pem" })).toMatch(/^NATS_TLS_CA replaced by NATS_TLS_DIR/);
+  });
+
   it("when the broker options are built, then the transporter gets the same options, never a URL to parse", () => {
+    const certs = tlsDir("ca.crt");
     const config = loadConfig({
       TRANSPORTER: "tls://n1:4222",
       NATS_USER: "users",
       NATS_PASSWORD: "pw1",
-      NATS_TLS_CA: "/ca.pem",
+      NATS_TLS_DIR: certs,
       SERVICES: "users",
     });
     const transporter = brokerOptions(config).transporter;
@@ -129,7 +152,7 @@ describe("the options that carry them", () => {
       user: "users",
       pass: "pw1",
       inboxPrefix: "_INBOX.users",
-      tls: { caFile: "/ca.pem" },
+      tls: { caFile: path.join(certs, "ca.crt") },
       // Moleculer's own defaults for NATS.
       preserveBuffers: true,
       maxReconnectAttempts: -1,

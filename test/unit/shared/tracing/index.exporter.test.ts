@@ -1,24 +1,29 @@
-/** The broker's tracing options (shared/tracing/index.ts): the exporter TRACING_EXPORTER names. */
+/** The broker's tracing options (shared/tracing/index.ts): the exporter TRACING_ENDPOINT's path names. */
 import { loadConfig } from "../../../../shared/config";
-import { BoundedZipkinExporter, tracingOptions } from "../../../../shared/tracing";
+import { BoundedZipkinExporter, tracingFormatOf, tracingOptions } from "../../../../shared/tracing";
 import { OtlpSpanExporter } from "../../../../shared/tracing/otlp-exporter";
 
 const exporterOf = (env: Record<string, string>) =>
   (tracingOptions(loadConfig(env)) as { exporter: unknown[] }).exporter[0];
 
 describe("tracing options", () => {
-  it("when TRACING_EXPORTER is zipkin or unset, then the bounded Zipkin exporter sends; otlp, OpenTelemetry's OTLP exporter behind ours", () => {
-    const endpoint = "http://collector:4318/v1/traces";
-    expect(exporterOf({ TRACING_ENDPOINT: endpoint })).toBeInstanceOf(BoundedZipkinExporter);
-    expect(exporterOf({ TRACING_ENDPOINT: endpoint, TRACING_EXPORTER: "zipkin" })).toBeInstanceOf(
-      BoundedZipkinExporter,
-    );
-    expect(exporterOf({ TRACING_ENDPOINT: endpoint, TRACING_EXPORTER: "otlp" })).toBeInstanceOf(
+  it("when TRACING_ENDPOINT's path ends in /v1/traces, then OpenTelemetry's OTLP exporter sends behind ours; any other path, the bounded Zipkin exporter", () => {
+    expect(exporterOf({ TRACING_ENDPOINT: "http://collector:4318/v1/traces" })).toBeInstanceOf(
       OtlpSpanExporter,
+    );
+    expect(exporterOf({ TRACING_ENDPOINT: "http://zipkin:9411/api/v2/spans" })).toBeInstanceOf(
+      BoundedZipkinExporter,
     );
   });
 
-  it("when TRACING_ENDPOINT is empty, then tracing is off whatever the exporter", () => {
-    expect(tracingOptions(loadConfig({ TRACING_EXPORTER: "otlp" }))).toEqual({ enabled: false });
+  it("when the path ends in /v1/traces, with a slash or a query after it, then OTLP; with more path after it, or another path, Zipkin", () => {
+    expect(tracingFormatOf("https://otel.example.com/tenant-a/v1/traces/")).toBe("otlp");
+    expect(tracingFormatOf("http://collector:4318/v1/traces?x=1")).toBe("otlp");
+    expect(tracingFormatOf("http://collector:4318/v1/traces/more")).toBe("zipkin");
+    expect(tracingFormatOf("http://collector:4318/")).toBe("zipkin");
+  });
+
+  it("when TRACING_ENDPOINT is empty, then tracing is off", () => {
+    expect(tracingOptions(loadConfig({}))).toEqual({ enabled: false });
   });
 });

@@ -1,5 +1,5 @@
 /**
- * OtlpSpanExporter (TRACING_EXPORTER=otlp): Moleculer spans as OTLP spans with the right ids, parent,
+ * OtlpSpanExporter (a TRACING_ENDPOINT ending in /v1/traces): Moleculer spans as OTLP spans with the right ids, parent,
  * kind, times, status, attributes and resource, decoded from what a stand-in collector received over
  * OTLP/HTTP JSON; and the bounds OpenTelemetry's batch processor and exporter keep with a collector that
  * is down or never answers (one warning per outage, a queue that never grows past its bound).
