@@ -634,8 +634,7 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
     /** The largest JSON body a route reads (docs/decisions/0037). */
     bodyLimitOf(this: GatewayService, spec: RouteSpec): number {
       return (
-        spec.bodyLimitBytes ??
-        (spec.recipientPages ? multicastBodyLimit(this.config) : JSON_BODY_LIMIT_BYTES)
+        spec.bodyLimitBytes ?? (spec.recipientPages ? multicastBodyLimit(this.config) : JSON_BODY_LIMIT_BYTES)
       );
     },
 

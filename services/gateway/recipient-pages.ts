@@ -31,13 +31,8 @@ import { JSON_BODY_LIMIT_BYTES } from "./routes";
  */
 export const BYTES_PER_RECIPIENT = 80;
 
-export function multicastBodyLimit(
-  config: Pick<Config, "multicastMaxRecipients">,
-): number {
-  return Math.max(
-    JSON_BODY_LIMIT_BYTES,
-    config.multicastMaxRecipients * BYTES_PER_RECIPIENT + 64 * 1024,
-  );
+export function multicastBodyLimit(config: Pick<Config, "multicastMaxRecipients">): number {
+  return Math.max(JSON_BODY_LIMIT_BYTES, config.multicastMaxRecipients * BYTES_PER_RECIPIENT + 64 * 1024);
 }
 
 const listSchema = SendMulticastParams.properties.user_ids;

@@ -24,7 +24,6 @@ import {
 } from "../../shared/contracts/stores";
 import { FriendList, PaymentList } from "../../shared/contracts/users";
 
-
 /**
  * The largest JSON body of a route without a bound of its own: 8 MiB, which a multicast to the default
  * MULTICAST_MAX_RECIPIENTS (100,000 ids at 80 bytes each) fits; every other JSON route has a small bound.

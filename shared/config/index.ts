@@ -144,12 +144,7 @@ export const configSchema = {
   transporter: entry("TRANSPORTER", "", "NATS URLs, nats:// or tls:// (empty: none)", str),
   natsUser: entry("NATS_USER", "", "This process's NATS user (empty: none)", str),
   natsPassword: entry("NATS_PASSWORD", "", "Password of NATS_USER (a Secret)", str),
-  natsTlsDir: entry(
-    "NATS_TLS_DIR",
-    "",
-    "Folder of NATS TLS files: ca.crt, and tls.crt with tls.key",
-    str,
-  ),
+  natsTlsDir: entry("NATS_TLS_DIR", "", "Folder of NATS TLS files: ca.crt, and tls.crt with tls.key", str),
   cacher: entry("CACHER", "Memory", "Memory, or redis://host:port", str),
   redisUser: entry("REDIS_USER", "", "This process's Redis user (empty: default)", str),
   redisPassword: entry("REDIS_PASSWORD", "", "Password of REDIS_USER (a Secret)", str),
@@ -416,7 +411,8 @@ function checkCredentials(config: Config): void {
  */
 function checkTlsDir(dir: string): void {
   const has = (name: string) => fs.existsSync(path.join(dir, name));
-  if (!fs.existsSync(dir)) throw new ConfigError(`NATS_TLS_DIR is not a folder this process can read: ${dir}`);
+  if (!fs.existsSync(dir))
+    throw new ConfigError(`NATS_TLS_DIR is not a folder this process can read: ${dir}`);
   if (!has("ca.crt") && !has("tls.crt")) {
     throw new ConfigError("NATS_TLS_DIR must hold ca.crt, or tls.crt and tls.key, or all three");
   }

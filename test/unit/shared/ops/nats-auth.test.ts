@@ -131,7 +131,9 @@ describe("the options that carry them", () => {
       /^NATS_TLS_DIR is not a folder/,
     );
     expect(refusal({ NATS_TLS_DIR: tlsDir() })).toMatch(/must hold ca.crt, or tls.crt and tls.key/);
-    expect(refusal({ NATS_TLS_DIR: tlsDir("tls.crt") })).toBe("NATS_TLS_DIR's tls.crt and tls.key go together");
+    expect(refusal({ NATS_TLS_DIR: tlsDir("tls.crt") })).toBe(
+      "NATS_TLS_DIR's tls.crt and tls.key go together",
+    );
     expect(refusal({ NATS_TLS_DIR: tlsDir("ca.crt") })).toBe("accepted");
     expect(refusal({ NATS_TLS_CA: "/ca.pem" })).toMatch(/^NATS_TLS_CA replaced by NATS_TLS_DIR/);
   });
