@@ -3,6 +3,7 @@
  * (./broker) uses them. The same options serve the embedded mode (no transporter, memory cacher, one
  * process) and the distributed one (NATS, Redis, one service per process).
  */
+import { jsonLine } from "../shared/runtime/json-log";
 import os from "node:os";
 import type { BrokerOptions, Middleware } from "moleculer";
 import { Middleware as ChannelsMiddleware } from "@moleculer/channels";
@@ -138,7 +139,7 @@ export function brokerOptions(config: Config): BrokerOptions {
       type: "Console",
       options: {
         level: config.logLevel,
-        formatter: config.logFormat === "json" ? "json" : "short",
+        formatter: config.logFormat === "json" ? jsonLine : "short",
         colors: config.logFormat !== "json",
       },
     },

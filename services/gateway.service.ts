@@ -54,6 +54,7 @@ import {
 import { parseJsonBody, parseListBody, readRaw } from "./gateway/request-body";
 import { continueTrace, traceRequest, type RootCallOptions } from "./gateway/request-span";
 import { HttpMetrics } from "./gateway/http-metrics";
+import { AccessLog } from "./gateway/access-log";
 import { callerOfBearer, rememberIssued } from "./gateway/bearer";
 import { JWKS_MAX_AGE_MS, JwksCache } from "./gateway/jwks-cache";
 import { callerTag, JSON_BODY_LIMIT_BYTES, routeByAction, routes, type RouteSpec } from "./gateway/routes";
@@ -117,6 +118,8 @@ interface GatewayService extends Service {
   tracing: boolean;
   /** Per-route request counts and durations, with metrics on (METRICS_PORT; gateway/http-metrics). */
   httpMetrics: HttpMetrics | null;
+  /** A line per sampled request, with ACCESS_LOG_SAMPLE above 0 (gateway/access-log). */
+  accessLog: AccessLog | null;
   limits: Map<string, number>;
   counters: CounterStore | null;
   /** TRUSTED_PROXIES (null: X-Forwarded-For is never read). */
@@ -214,7 +217,8 @@ function bearerToken(header: string | undefined): string | null {
  * route takes the request. An error escaping it is tagged with its request id, so the crash log names
  * the request (shared/runtime/crash); from Node 24 each request also runs in its own request context
  * (shared/runtime/request-context), which names it for detached callbacks too. With metrics on, every
- * request is counted by route and status (gateway/http-metrics).
+ * request is counted by route and status (gateway/http-metrics), and a sampled share logged
+ * (gateway/access-log).
  */
 function requestListener(gw: GatewayService) {
   const handle = gw.express();
@@ -225,6 +229,7 @@ function requestListener(gw: GatewayService) {
     res.setHeader(NOSNIFF[0], NOSNIFF[1]);
     const timed = gw.deadlines.track(req, res);
     gw.httpMetrics?.track(req, res, specOf);
+    gw.accessLog?.track(req, res, specOf, (r) => requestIdOf(r as Req));
     return withinRequest({ requestID: () => requestIdOf(req as Req) }, () =>
       handle(req, res, () => answerNotRouted(req, res, allowedMethods)).then(
         () => gw.deadlines.done(timed),
@@ -811,6 +816,11 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
     this.config = serviceConfig(this);
     this.tracing = this.broker.isTracingEnabled();
     this.httpMetrics = HttpMetrics.of(this.broker);
+    this.accessLog = AccessLog.of(
+      this.config.accessLogSample,
+      this.broker.getLogger("access"),
+      this.config.logFormat === "json",
+    );
     this.limits = parseLimits(this.config.rateLimits);
     this.proxies = trustedProxyList(this.config.trustedProxies);
     this.limitStoreWarnedAt = 0;

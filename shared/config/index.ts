@@ -161,6 +161,12 @@ export const configSchema = {
     "short (for people) or json (for collectors)",
     oneOf("short", "json"),
   ),
+  accessLogSample: entry(
+    "ACCESS_LOG_SAMPLE",
+    "0",
+    "Share of requests the gateway logs a line of (0: off)",
+    fraction,
+  ),
   dataDir: entry("DATA_DIR", "./data", "Folder of the embedded store and keys", str),
   mongoUri: entry("MONGO_URI", "", "MongoDB URL (empty: the embedded store)", str),
   mongoUser: entry("MONGO_USER", "", "This process's MongoDB user (empty: none)", str),

@@ -33,3 +33,47 @@ describe("request ids in logs", () => {
     }
   });
 });
+
+describe("the access log", () => {
+  it("when ACCESS_LOG_SAMPLE is 1 with LOG_FORMAT json, then each request has one line whose own fields are its method, route template, status, duration, request id and trace id", async () => {
+    const lines: string[] = [];
+    const spy = jest.spyOn(console, "log").mockImplementation((...args: unknown[]) => {
+      lines.push(args.map((a) => (typeof a === "string" ? a : JSON.stringify(a))).join(" "));
+    });
+    const sys = await startSystem({ env: { LOG_LEVEL: "info", LOG_FORMAT: "json", ACCESS_LOG_SAMPLE: "1" } });
+    try {
+      const round = sys.manifest.rounds.small;
+      const res = await fetch(`${sys.baseUrl}/rounds/${round}`, {
+        headers: {
+          authorization: `Bearer ${sys.manifest.users.alice.access_token}`,
+          "x-request-id": "0af7651916cd43dd8448eb211c80319c",
+        },
+      });
+      expect(res.status).toBe(200);
+      await fetch(`${sys.baseUrl}/no/such/route`);
+      await new Promise((r) => setTimeout(r, 100));
+      // Moleculer's Console logger writes info lines with console.log, one JSON object each.
+      const access = lines
+        .filter((l) => l.startsWith("{"))
+        .map((l) => JSON.parse(l) as Record<string, unknown>)
+        .filter((l) => l.mod === "access");
+      expect(access).toEqual([
+        expect.objectContaining({
+          level: "info",
+          method: "GET",
+          route: "/rounds/:round_id",
+          status: 200,
+          duration_ms: expect.any(Number),
+          request_id: "0af7651916cd43dd8448eb211c80319c",
+          trace_id: "0af7651916cd43dd8448eb211c80319c",
+        }),
+        expect.objectContaining({ method: "GET", route: "(no route)", status: 404 }),
+      ]);
+      // The URL's ids are not in the line: the route's template is.
+      expect(JSON.stringify(access[0])).not.toContain(round);
+    } finally {
+      await sys.stop();
+      spy.mockRestore();
+    }
+  });
+});
