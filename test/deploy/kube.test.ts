@@ -148,7 +148,7 @@ maybe(`deploy/k8s/ through podman kube play${skip ? ` (${skip})` : ""}`, () => {
         // differs between versions). The pod count below is one per Deployment so.
         if ((d.spec.replicas ?? 1) !== 1) {
           log(
-            `Deployment ${d.metadata.name}: ${d.spec.replicas} replicas played as 1 (no shared store here)`,
+            `Deployment ${d.metadata.name}: ${d.spec.replicas} replicas played as 1 (one pod per Deployment here)`,
           );
           d.spec.replicas = 1;
         }
