@@ -18,6 +18,8 @@ export interface Deployed {
   /** Kubernetes' memory request and limit of the pod (and compose's `mem_limit`), in MiB. */
   memoryRequestMi: number;
   memoryLimitMi: number;
+  /** Kubernetes' CPU request of the pod, in millicores: what the gateway's autoscaler takes 70% of. */
+  cpuRequestM: number;
 }
 
 /** The young generation: 16 MB semi-spaces, Node 20's size, which Node 24 would otherwise double. */
@@ -39,17 +41,44 @@ export const DEPLOYED: Record<ProcessKind, Deployed> = {
     nodeOptions: `--max-old-space-size=2048 ${YOUNG} ${SCAVENGE}`,
     memoryRequestMi: 512,
     memoryLimitMi: 2304,
+    cpuRequestM: 500,
   },
-  auth: { nodeOptions: `--max-old-space-size=192 ${YOUNG}`, memoryRequestMi: 192, memoryLimitMi: 384 },
-  users: { nodeOptions: `--max-old-space-size=192 ${YOUNG}`, memoryRequestMi: 192, memoryLimitMi: 384 },
-  rounds: { nodeOptions: `--max-old-space-size=192 ${YOUNG}`, memoryRequestMi: 192, memoryLimitMi: 384 },
+  auth: {
+    nodeOptions: `--max-old-space-size=192 ${YOUNG}`,
+    memoryRequestMi: 192,
+    memoryLimitMi: 384,
+    cpuRequestM: 100,
+  },
+  users: {
+    nodeOptions: `--max-old-space-size=192 ${YOUNG}`,
+    memoryRequestMi: 192,
+    memoryLimitMi: 384,
+    cpuRequestM: 100,
+  },
+  rounds: {
+    nodeOptions: `--max-old-space-size=192 ${YOUNG}`,
+    memoryRequestMi: 192,
+    memoryLimitMi: 384,
+    cpuRequestM: 100,
+  },
   stores: {
     nodeOptions: `--max-old-space-size=192 ${YOUNG} ${SCAVENGE}`,
     memoryRequestMi: 192,
     memoryLimitMi: 384,
+    cpuRequestM: 100,
   },
-  settings: { nodeOptions: `--max-old-space-size=192 ${YOUNG}`, memoryRequestMi: 192, memoryLimitMi: 384 },
-  notifier: { nodeOptions: `--max-old-space-size=192 ${YOUNG}`, memoryRequestMi: 192, memoryLimitMi: 384 },
+  settings: {
+    nodeOptions: `--max-old-space-size=192 ${YOUNG}`,
+    memoryRequestMi: 192,
+    memoryLimitMi: 384,
+    cpuRequestM: 100,
+  },
+  notifier: {
+    nodeOptions: `--max-old-space-size=192 ${YOUNG}`,
+    memoryRequestMi: 192,
+    memoryLimitMi: 384,
+    cpuRequestM: 100,
+  },
 };
 
 /** The environment a process of `kind` gets, as deployed. */

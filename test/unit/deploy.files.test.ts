@@ -30,7 +30,7 @@ const HEADROOM_MI = 128;
 
 const composeFile = () =>
   parse(read("docker-compose.yml"), { merge: true }) as { services: Record<string, any> };
-const K8S_FILES = ["config.yaml", "services.yaml", "network-policy.yaml"];
+const K8S_FILES = ["config.yaml", "services.yaml", "network-policy.yaml", "availability.yaml"];
 const k8sDocs = () =>
   K8S_FILES.flatMap((f) => parseAllDocuments(read(`deploy/k8s/${f}`)).map((d) => d.toJS() as any));
 const envOf = (container: any): Record<string, string> =>
@@ -43,7 +43,7 @@ describe("docker-compose.yml", () => {
   );
 
   it("when parsed, then NATS runs with JetStream, and Redis and MongoDB are there", () => {
-    expect(compose.services.nats.command).toEqual(["-c", "/etc/nats/nats.conf"]);
+    expect(compose.services.nats.command).toEqual(["-c", "/etc/nats/nats.conf", "-m", "8222"]);
     expect(read("deploy/nats/nats.conf")).toMatch(/^jetstream \{\n {2}store_dir: "\/data"\n\}$/m);
     expect(compose.services.nats.volumes).toContain("nats-data:/data");
     expect(compose.services.redis).toBeDefined();
@@ -107,7 +107,7 @@ describe("deploy/k8s", () => {
           deployment: d.metadata.name,
           options: deployed.nodeOptions,
           resources: {
-            requests: { cpu: "100m", memory: `${deployed.memoryRequestMi}Mi` },
+            requests: { cpu: `${deployed.cpuRequestM}m`, memory: `${deployed.memoryRequestMi}Mi` },
             limits: { memory: `${deployed.memoryLimitMi}Mi` },
           },
         },
@@ -409,7 +409,7 @@ describe("credentials and hardening (docs/decisions/0134)", () => {
   });
 
   it("when compose's NATS, Redis and MongoDB are read, then they run with the generated users, passwords from the environment", () => {
-    expect(compose.services.nats.command).toEqual(["-c", "/etc/nats/nats.conf"]);
+    expect(compose.services.nats.command).toEqual(["-c", "/etc/nats/nats.conf", "-m", "8222"]);
     expect(compose.services.nats.volumes).toContain("./deploy/nats/nats.conf:/etc/nats/nats.conf:ro");
     expect(compose.services.redis.entrypoint).toEqual(["sh", "/usr/local/etc/redis/start.sh"]);
     expect(compose.services.redis.volumes).toContain(
