@@ -15,8 +15,22 @@
  * not announced itself again (its INFO: each node sends one when it reconnects, and answers the DISCOVER
  * this node sends when it does), for `peerBackWithinMs` at most. Held longer than a caller waits for an
  * answer (the broker's request timeout), a packet is of no use to anyone and is dropped.
+ *
+ * And it publishes what one turn of the event loop sends together. nats.js writes its buffer to the
+ * socket at the end of the current microtask queue, so a process answering requests as each finishes
+ * (after a store or cache round trip, each its own I/O callback) made one write, one system call and one
+ * read for nats-server per packet. Queued here and published at `setImmediate`, after the turn's I/O
+ * callbacks, a turn's packets reach nats.js within one microtask queue and go in one write; when idle,
+ * the turn ends at once, so a lone request waits no longer (docs/performance.md, the lean change's A/B).
  */
-import { Transporters, type LoggerInstance, type Packets, type ServiceBroker, type Transit } from "moleculer";
+import {
+  Transporters,
+  type GenericObject,
+  type LoggerInstance,
+  type Packets,
+  type ServiceBroker,
+  type Transit,
+} from "moleculer";
 import type { NatsConnection, Status } from "nats";
 
 export interface ReconnectOptions {
@@ -33,6 +47,14 @@ const defaults: ReconnectOptions = { peerBackWithinMs: 3000 };
 const HELD_TYPES = new Set(["REQ", "RES", "EVENT"]);
 
 type Packet = Packets.Packet;
+
+interface Outgoing {
+  topic: string;
+  data: Buffer;
+  meta: GenericObject;
+  resolve(): void;
+  reject(err: unknown): void;
+}
 
 interface Waiter {
   target: string | null;
@@ -60,6 +82,9 @@ export class ReconnectingNatsTransporter extends Transporters.NATS {
   private peerTimer: NodeJS.Timeout | null = null;
   private watching = false;
   private readonly lossListeners: (() => void)[] = [];
+  /** Packets sent during this turn of the event loop, in order, published together at its end. */
+  private outgoing: Outgoing[] = [];
+  private flushing: NodeJS.Immediate | null = null;
 
   constructor(opts: Record<string, unknown>, reconnect: Partial<ReconnectOptions> = {}) {
     super(opts);
@@ -102,8 +127,34 @@ export class ReconnectingNatsTransporter extends Transporters.NATS {
     return this.hold(packet).then((send) => (send ? super.prepublish(packet) : undefined));
   }
 
+  /** Queues the packet for the end of this turn (see above); settles once nats.js has taken it. */
+  override send(topic: string, data: Buffer, meta: GenericObject): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.outgoing.push({ topic, data, meta, resolve, reject });
+      this.flushing ??= setImmediate(() => this.publishQueued());
+    });
+  }
+
+  /** Hands the turn's packets to nats.js in the order they were sent (Moleculer's `send` for each). */
+  private publishQueued(): void {
+    if (this.flushing) clearImmediate(this.flushing);
+    this.flushing = null;
+    const batch = this.outgoing;
+    this.outgoing = [];
+    for (const p of batch) {
+      try {
+        // A publish on a closed connection throws: its sender's promise rejects, as without the queue.
+        super.send(p.topic, p.data, p.meta).then(p.resolve, p.reject);
+      } catch (err) {
+        p.reject(err);
+      }
+    }
+  }
+
   override disconnect(): Promise<unknown> {
     this.releaseAll();
+    // What was sent before (the DISCONNECT packet among it) goes before the connection is drained.
+    this.publishQueued();
     return Promise.resolve(super.disconnect());
   }
 
