@@ -32,9 +32,9 @@ function markLeaving(broker: ServiceBroker): void {
   if (leavingBrokers.has(broker)) return;
   leavingBrokers.add(broker);
   // Local-bus listeners only: nothing to wait for, and a failing one must not prevent the stop.
-  broker.broadcastLocal(LEAVING_EVENT).catch((err: unknown) =>
-    broker.logger.warn("A service failed to prepare for leaving", err),
-  );
+  broker
+    .broadcastLocal(LEAVING_EVENT)
+    .catch((err: unknown) => broker.logger.warn("A service failed to prepare for leaving", err));
 }
 
 export class GracefulBroker extends ServiceBroker {

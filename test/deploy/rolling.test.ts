@@ -45,7 +45,10 @@ interface Outcome {
 }
 
 /** One request: its status, the gateway that answered, and its body read to the end. */
-async function send(url: string, init: RequestInit): Promise<Omit<Outcome, "kind" | "sentAt" | "ms"> & { body: unknown }> {
+async function send(
+  url: string,
+  init: RequestInit,
+): Promise<Omit<Outcome, "kind" | "sentAt" | "ms"> & { body: unknown }> {
   try {
     const res = await fetch(url, { ...init, signal: AbortSignal.timeout(30_000) });
     const body = (await res.json()) as unknown;

@@ -104,7 +104,9 @@ export class LoadBalancer {
       if (names.every((n) => last[n] === "UP")) return Date.now() - started;
       await sleep(200);
     }
-    throw new Error(`HAProxy did not route to ${names.join(", ")} within ${timeoutMs} ms: ${JSON.stringify(last)}`);
+    throw new Error(
+      `HAProxy did not route to ${names.join(", ")} within ${timeoutMs} ms: ${JSON.stringify(last)}`,
+    );
   }
 
   async stop(): Promise<void> {

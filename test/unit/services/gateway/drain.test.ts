@@ -35,7 +35,12 @@ function get(port: number, path: string, agent: http.Agent): Promise<Answer> {
       let body = "";
       res.on("data", (d) => (body += d));
       res.on("end", () =>
-        resolve({ status: res.statusCode ?? 0, connection: res.headers.connection, body, socket: req.socket! }),
+        resolve({
+          status: res.statusCode ?? 0,
+          connection: res.headers.connection,
+          body,
+          socket: req.socket!,
+        }),
       );
     });
     req.on("error", reject);
