@@ -51,8 +51,14 @@ async function send(
 ): Promise<Omit<Outcome, "kind" | "sentAt" | "ms"> & { body: unknown }> {
   try {
     const res = await fetch(url, { ...init, signal: AbortSignal.timeout(30_000) });
-    const body = (await res.json()) as unknown;
-    return { status: res.status, server: res.headers.get("x-served-by") ?? "", body };
+    const server = res.headers.get("x-served-by") ?? "";
+    const text = await res.text();
+    try {
+      return { status: res.status, server, body: JSON.parse(text) as unknown };
+    } catch {
+      // HAProxy's own answers (502, 503 when no gateway is routed to) are HTML.
+      return { status: res.status, server, body: null, error: `not JSON: ${text.slice(0, 80)}` };
+    }
   } catch (err) {
     const e = err as { name?: string; cause?: { code?: string } };
     return { status: 0, server: "", body: null, error: e.cause?.code ?? e.name ?? "error" };
@@ -205,7 +211,7 @@ maybe(`a rolling update of two gateways behind HAProxy${skip ? ` (${skip})` : ""
       const ended = Date.now();
       await Promise.all(stops.map((stop) => stop()));
 
-      const failed = outcomes.filter((o) => o.status !== 200);
+      const failed = outcomes.filter((o) => o.status !== 200 || o.error !== undefined);
       const byKind = (kind: Outcome["kind"]) => outcomes.filter((o) => o.kind === kind).length;
       // Served throughout: every second of the run has answers, and each gateway answered again after
       // its restart.
