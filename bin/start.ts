@@ -34,7 +34,7 @@ async function main(): Promise<void> {
     embeddedStoreIsEmpty(config);
 
   const broker = createBroker(config);
-  stopOnSignals(broker, config.shutdownTimeoutMs);
+  stopOnSignals(broker, { delayMs: config.shutdownDelayMs, timeoutMs: config.shutdownTimeoutMs });
   // An exception nobody caught is logged with its request id and ends the process (exit 1) for its
   // supervisor to restart; it is never swallowed.
   installCrashHandlers({ logger: broker.getLogger("process") });

@@ -28,7 +28,7 @@ import {
 } from "../shared/errors";
 import { noRetry, serviceConfig } from "../shared/runtime";
 import { checkReadiness } from "../shared/runtime/readiness";
-import { STOPPING_EVENT } from "../shared/runtime/shutdown";
+import { LEAVING_EVENT, STOPPING_EVENT } from "../shared/runtime/shutdown";
 import { withinRequest } from "../shared/runtime/request-context";
 import { AUTH_CACHE_ENTRIES, LocalCache } from "../shared/runtime/local-cache";
 import { isRedis } from "../shared/runtime/redis-options";
@@ -145,6 +145,7 @@ interface GatewayService extends Service {
   /** Requests in flight, each answered 504 if still unanswered past its bound (gateway/request-deadlines). */
   deadlines: RequestDeadlines;
   beginDrain: () => void;
+  leave: () => void;
   stopAccepting(): void;
   specOf(req: Req): RouteSpec | undefined;
   bodyLimitOf(spec: RouteSpec): number;
@@ -864,6 +865,7 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
     this.server.on("clientError", answerClientError);
     this.drain = new HttpDrain(this.server, () => this.stopAccepting());
     this.beginDrain = () => this.drain.begin();
+    this.leave = () => this.drain.leave();
     const late = () => new Errors.RequestTimeoutError({ action: "rest", nodeID: this.broker.nodeID });
     this.deadlines = new RequestDeadlines((req, res) => {
       markAnsweredLate(req as Req);
@@ -882,6 +884,9 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
     if (address && typeof address === "object") {
       this.logger.info(`API Gateway listening on http://${address.address}:${address.port}`);
     }
+    // The stop is asked for (SIGTERM): /health/ready answers 503 (checkReadiness) and, for
+    // SHUTDOWN_DELAY_MS, the server still serves, each answer closing its connection (gateway/drain).
+    this.broker.localBus.on(LEAVING_EVENT, this.leave);
     // The stop begins: take no new connections while Moleculer waits for the requests in flight.
     this.broker.localBus.on(STOPPING_EVENT, this.beginDrain);
   },
@@ -889,6 +894,7 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
   // Runs before moleculer-web's own `stopped` (lifecycle handlers of mixins run in reverse on stop),
   // which has no server of its own to close.
   async stopped(this: GatewayService) {
+    this.broker.localBus.off(LEAVING_EVENT, this.leave);
     this.broker.localBus.off(STOPPING_EVENT, this.beginDrain);
     await this.drain.end(CONNECTION_CLOSE_MS);
     this.deadlines.stop();

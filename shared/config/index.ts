@@ -223,6 +223,14 @@ export const configSchema = {
     "Time the work in flight gets on SIGTERM",
     int(100, 600_000),
   ),
+  // 0: one process has nothing routing by its readiness. Behind a load balancer the delay lets it see the
+  // 503 and route new connections elsewhere before this one stops accepting (docs/operations.md).
+  shutdownDelayMs: entry(
+    "SHUTDOWN_DELAY_MS",
+    "0",
+    "Ms served not ready on SIGTERM (> probe period×threshold)",
+    int(0, 600_000),
+  ),
   requestTimeoutMs: entry("REQUEST_TIMEOUT_MS", "10000", "Timeout of one action call in ms", int(100)),
   tracingEndpoint: entry(
     "TRACING_ENDPOINT",

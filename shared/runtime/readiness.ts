@@ -4,6 +4,7 @@
  */
 import type { Service, ServiceBroker, ServiceSchema } from "moleculer";
 import { serviceStore } from "./index";
+import { isLeaving } from "./shutdown";
 
 export interface ServiceReadiness {
   service: string;
@@ -36,13 +37,15 @@ export interface ReadinessReport {
 /**
  * One readiness verdict for the gateway's /health/ready and the HEALTH_PORT probes: transporter, cacher
  * (optionally) and each named service's `ready` action. `localOnly` asks this process's instance and
- * reports a service it does not run as "not started".
+ * reports a service it does not run as "not started". A process whose stop has been asked for is not
+ * ready whatever else holds: a load balancer stops sending it connections (shared/runtime/shutdown).
  */
 export async function checkReadiness(
   broker: ServiceBroker,
   services: string[],
   opts: { localOnly: boolean; cacher: boolean },
 ): Promise<ReadinessReport> {
+  if (isLeaving(broker)) return { status: "not ready", checks: { process: "stopping" } };
   // `connected` is declared in Moleculer's typings (not its guide), so a rename fails the type check.
   const transit = broker.transit;
   const checks: Record<string, string> = {

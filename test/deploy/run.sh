@@ -19,6 +19,9 @@ cleanup() {
   if [ -z "$pause_before" ]; then
     podman images -q localhost/podman-pause | xargs -r podman rmi -f >/dev/null 2>&1 || true
   fi
+  # The rolling update's HAProxy (test/deploy/support/haproxy.ts), ended by the pid it wrote.
+  local haproxy_pid="${TMPDIR:-/tmp}/$ROUNDS_DEPLOY_RUN-haproxy.pid"
+  if [ -s "$haproxy_pid" ]; then kill "$(head -n1 "$haproxy_pid")" 2>/dev/null || true; fi
   # Files the tests write for podman (generated secrets among them).
   rm -f "${TMPDIR:-/tmp}/$ROUNDS_DEPLOY_RUN"-* 2>/dev/null || true
   # podman 4.3's secrets take no label: the kube test lists the ones it made.

@@ -1,7 +1,8 @@
 // Tier: one process only (`npm start` as one process under SIGTERM and SIGINT).
 /**
  * `npm start` (embedded, one process) under SIGTERM and SIGINT: it stops accepting connections at once,
- * finishes the upload in flight, and exits 0.
+ * finishes the upload in flight, and exits 0; with SHUTDOWN_DELAY_MS it first reports not ready and
+ * serves that long, each answer closing its connection.
  */
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
@@ -15,13 +16,15 @@ import { eventFields, eventForm, pngBytes } from "../support/upload";
 let dataDir: string;
 let port: number;
 
-const env = () =>
-  childEnv({ NODE_ENV: "development", LOG_LEVEL: "warn", DATA_DIR: dataDir, PORT: String(port) });
+const env = (extra: Record<string, string> = {}) =>
+  childEnv({ NODE_ENV: "development", LOG_LEVEL: "warn", DATA_DIR: dataDir, PORT: String(port), ...extra });
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function startServer(): Promise<{ child: ChildProcess; exit: Promise<number | null> }> {
-  const child = spawn(process.execPath, [bin("start")], { cwd: root, env: env(), stdio: "ignore" });
+async function startServer(
+  extra: Record<string, string> = {},
+): Promise<{ child: ChildProcess; exit: Promise<number | null> }> {
+  const child = spawn(process.execPath, [bin("start")], { cwd: root, env: env(extra), stdio: "ignore" });
   const exit = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
   const deadline = Date.now() + 30_000;
   while (Date.now() < deadline) {
@@ -111,4 +114,43 @@ it("when SIGINT (Ctrl-C) arrives at an idle server with an open keep-alive conne
   server.child.kill("SIGINT");
   expect(await server.exit).toBe(0);
   expect(Date.now() - signalAt).toBeLessThan(3000);
+}, 60_000);
+
+/** A GET with Node's http client: its status, and the Connection header fetch does not show. */
+function get(path: string): Promise<{ status: number; connection: string | undefined; body: string }> {
+  return new Promise((resolve, reject) => {
+    http
+      .get({ host: "127.0.0.1", port, path, agent: new http.Agent({ keepAlive: true }) }, (res) => {
+        let body = "";
+        res.on("data", (d) => (body += d));
+        res.on("end", () =>
+          resolve({ status: res.statusCode ?? 0, connection: res.headers.connection, body }),
+        );
+      })
+      .on("error", reject);
+  });
+}
+
+it("when SIGTERM arrives with SHUTDOWN_DELAY_MS, then /health/ready is 503 at once, requests are served for the delay with Connection: close, then refused, and it exits 0", async () => {
+  const server = await startServer({ SHUTDOWN_DELAY_MS: "2000" });
+  expect((await get("/health/ready")).status).toBe(200);
+  expect((await get("/health")).connection).toBe("keep-alive");
+  const signalAt = Date.now();
+  server.child.kill("SIGTERM");
+  await sleep(300);
+
+  const ready = await get("/health/ready");
+  expect(ready.status).toBe(503);
+  expect(JSON.parse(ready.body)).toEqual({ status: "not ready", checks: { process: "stopping" } });
+  const served = await get("/openapi.json");
+  expect(served).toMatchObject({ status: 200, connection: "close" });
+  expect(Date.now() - signalAt).toBeLessThan(2000);
+
+  await sleep(2000 - (Date.now() - signalAt) + 500);
+  const refused = await get("/health").then(
+    () => "answered",
+    (err: NodeJS.ErrnoException) => err.code,
+  );
+  expect(refused).toBe("ECONNREFUSED");
+  expect(await server.exit).toBe(0);
 }, 60_000);

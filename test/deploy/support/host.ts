@@ -1,6 +1,7 @@
 /**
- * What the deploy tier needs of the machine, installed and configured by itself: podman, runc and
- * debootstrap (Debian packages, installed when absent), and two settings of /etc/containers/containers.conf
+ * What the deploy tier needs of the machine, installed and configured by itself: podman, runc,
+ * debootstrap and haproxy (Debian packages, installed when absent; haproxy is the load balancer of the
+ * rolling update, test/deploy/rolling.test.ts), and two settings of /etc/containers/containers.conf
  * that podman needs on these machines: `runtime = "runc"` under [engine] (crun fails on a hybrid cgroup
  * setup) and `default_ulimits = []` under [containers] (podman's default ulimits exceed the hard limits,
  * so setrlimit fails with EPERM). The file is merged, never replaced: other settings stay.
@@ -9,7 +10,12 @@
 import { execFileSync, spawnSync } from "node:child_process";
 import fs from "node:fs";
 
-export const PACKAGES = { podman: "podman", runc: "runc", debootstrap: "debootstrap" } as const;
+export const PACKAGES = {
+  podman: "podman",
+  runc: "runc",
+  debootstrap: "debootstrap",
+  haproxy: "haproxy",
+} as const;
 export const CONTAINERS_CONF = "/etc/containers/containers.conf";
 
 /** The settings the tier needs, by TOML table. */
