@@ -5,7 +5,6 @@
  */
 import type { Readable } from "node:stream";
 import type { StagedPicture } from "../../shared/contracts/stores";
-import { chunkPassed } from "../../shared/runtime/upload-scavenge";
 
 export interface ChunkTarget {
   begin(): Promise<{ staged_id: string; node_id: string }>;
@@ -31,7 +30,6 @@ export async function sendInChunks(
       if (pendingBytes >= chunkBytes) {
         const chunk = Buffer.concat(pending, pendingBytes);
         await target.chunk(id, node, chunk);
-        chunkPassed(chunk);
         pending = [];
         pendingBytes = 0;
       }
@@ -39,7 +37,6 @@ export async function sendInChunks(
     if (pendingBytes > 0) {
       const chunk = Buffer.concat(pending, pendingBytes);
       await target.chunk(id, node, chunk);
-      chunkPassed(chunk);
     }
     return await target.end(id, node);
   } catch (err) {

@@ -16,7 +16,17 @@ import path from "node:path";
 import semver from "semver";
 
 /** Every hook's name (INTERNALS_HOOKS_OFF is checked against this list): a new hook adds its own. */
-export const HOOK_NAMES = ["nats-abandoned-dials", "upload-scavenge"] as const;
+export const HOOK_NAMES = ["nats-abandoned-dials"] as const;
+
+/**
+ * Hooks removed since INTERNALS_HOOKS_OFF took their names, and why: an operator's setting that still
+ * names one is ignored with a warning at start (shared/config's retiredSettingsIn), since forcing off a
+ * hook that no longer exists asks for what already holds.
+ */
+export const RETIRED_HOOKS: Readonly<Record<string, string>> = {
+  "upload-scavenge":
+    "no process forces a scavenge any more; an upload's chunks are freed at V8's own pace (docs/decisions/0025-upload-chunks.md)",
+};
 
 export type HookName = (typeof HOOK_NAMES)[number];
 
