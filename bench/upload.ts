@@ -206,7 +206,7 @@ async function startEmbeddedUploads(
  * NATS; the picture crosses from the gateway to the stores process. `env` is added to both, `nodeArgs`
  * go to node in both.
  */
-export async function startDistributedUploads(
+async function startDistributedUploads(
   env: Record<string, string> = {},
   nodeArgs: string[] = [],
 ): Promise<UploadSystem> {
