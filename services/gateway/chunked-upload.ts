@@ -31,7 +31,7 @@ export async function sendInChunks(
     const chunk = Buffer.allocUnsafe(chunkBytes);
     let filled = 0;
     for await (const piece of file as AsyncIterable<Buffer>) {
-      for (let offset = 0; offset < piece.length; ) {
+      for (let offset = 0; offset < piece.length;) {
         const copied = piece.copy(chunk, filled, offset);
         filled += copied;
         offset += copied;
