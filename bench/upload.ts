@@ -188,8 +188,9 @@ async function startEmbeddedUploads(
     fs.rmSync(dataDir, { recursive: true, force: true });
   };
   try {
-    await waitFor(health(port), 30_000, "embedded server");
-    await waitFor(async () => fs.existsSync(path.join(dataDir, "demo-manifest.json")), 30_000, "manifest");
+    // Two minutes: on a shared, loaded machine a start took over the 30 s allowed before.
+    await waitFor(health(port), 120_000, "embedded server");
+    await waitFor(async () => fs.existsSync(path.join(dataDir, "demo-manifest.json")), 120_000, "manifest");
     const manifest = JSON.parse(
       fs.readFileSync(path.join(dataDir, "demo-manifest.json"), "utf8"),
     ) as DemoManifest;
@@ -245,7 +246,8 @@ async function startDistributedUploads(
     dirs.forEach((d) => fs.rmSync(d, { recursive: true, force: true }));
   };
   try {
-    await waitFor(health(port), 30_000, "gateway");
+    // Two minutes, as for the embedded server.
+    await waitFor(health(port), 120_000, "gateway");
     const seeded = spawnSync(process.execPath, [bin("ctl"), "seed"], {
       cwd: root,
       env: cleanEnv({ ...common, DATA_DIR: tmpDir("bench-ctl-") }),

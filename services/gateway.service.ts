@@ -39,7 +39,6 @@ import { TokenCache } from "./gateway/token-cache";
 import { ApiKeyCache } from "./gateway/api-key-cache";
 import { RESPONSE_CACHE_BYTES, ResponseCache } from "./gateway/response-cache";
 import { sendInChunks } from "./gateway/chunked-upload";
-import { useUploadScavenge } from "../shared/runtime/upload-scavenge";
 import { readEventMultipart } from "./gateway/multipart";
 import { docsAsset, docsHtml } from "./gateway/docs-page";
 import { buildOpenApi } from "./gateway/openapi";
@@ -857,8 +856,6 @@ const GatewayServiceSchema: ServiceSchema<Record<string, unknown>, GatewayServic
     this.uploads = new UploadSlots(UPLOADS_MAX, UPLOADS_MAX_PER_CALLER, UPLOAD_SLOT_WAIT_MS);
     this.openApi = buildOpenApi(routes, this.config.publicUrl);
     this.openApiJson = JSON.stringify(this.openApi);
-    // Uploads' chunks are freed as they pass (shared/runtime/upload-scavenge).
-    useUploadScavenge({ off: this.config.internalsHooksOff, warn: (message) => this.logger.warn(message) });
     this.server = http.createServer(httpServerOptions(this.config), requestListener(this));
     this.server.on("error", (err) => this.logger.error("HTTP server error", err));
     // What Node's HTTP parser refuses is answered in the spec's shape too (gateway/client-error).

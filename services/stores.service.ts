@@ -7,7 +7,6 @@
  */
 import type { Context, Service, ServiceSchema } from "moleculer";
 import { ReadinessMixin } from "../shared/runtime/readiness";
-import { chunkPassed, useUploadScavenge } from "../shared/runtime/upload-scavenge";
 import type { Readable } from "node:stream";
 import { call, type ParamsOf, type ResultOf } from "../shared/contracts";
 import type { AuthMeta } from "../shared/contracts/common";
@@ -193,7 +192,6 @@ const StoresServiceSchema: ServiceSchema<Record<string, never>, StoresService> =
       async handler(this: StoresService, ctx: Context<{ staged_id: string; chunk: unknown }>) {
         const chunk = toBuffer(ctx.params.chunk);
         await this.blobs.append(String(ctx.params.staged_id), chunk, this.config.pictureMaxBytes);
-        chunkPassed(chunk);
         return true;
       },
     },
@@ -285,8 +283,6 @@ const StoresServiceSchema: ServiceSchema<Record<string, never>, StoresService> =
 
   created(this: StoresService) {
     this.config = serviceConfig(this);
-    // The chunks it writes are freed as they pass (shared/runtime/upload-scavenge).
-    useUploadScavenge({ off: this.config.internalsHooksOff, warn: (message) => this.logger.warn(message) });
   },
 
   async started(this: StoresService) {

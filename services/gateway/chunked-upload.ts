@@ -5,7 +5,6 @@
  */
 import type { Readable } from "node:stream";
 import type { StagedPicture } from "../../shared/contracts/stores";
-import { chunkPassed } from "../../shared/runtime/upload-scavenge";
 
 export interface ChunkTarget {
   begin(): Promise<{ staged_id: string; node_id: string }>;
@@ -16,6 +15,12 @@ export interface ChunkTarget {
 
 export const CHUNK_BYTES = 256 * 1024;
 
+/**
+ * One buffer per upload, filled again for each chunk. A chunk's call is answered only once the stores
+ * wrote it (hashed and copied what they keep of it; across the transporter, once its packet was made,
+ * a copy), so the next chunk may overwrite it; a chunk that fails ends the upload. A new buffer a chunk
+ * would be memory outside V8's heap that V8 frees only at its own pace (docs/decisions/0025).
+ */
 export async function sendInChunks(
   file: Readable,
   target: ChunkTarget,
@@ -23,24 +28,20 @@ export async function sendInChunks(
 ): Promise<StagedPicture> {
   const { staged_id: id, node_id: node } = await target.begin();
   try {
-    let pending: Buffer[] = [];
-    let pendingBytes = 0;
+    const chunk = Buffer.allocUnsafe(chunkBytes);
+    let filled = 0;
     for await (const piece of file as AsyncIterable<Buffer>) {
-      pending.push(piece);
-      pendingBytes += piece.length;
-      if (pendingBytes >= chunkBytes) {
-        const chunk = Buffer.concat(pending, pendingBytes);
-        await target.chunk(id, node, chunk);
-        chunkPassed(chunk);
-        pending = [];
-        pendingBytes = 0;
+      for (let offset = 0; offset < piece.length;) {
+        const copied = piece.copy(chunk, filled, offset);
+        filled += copied;
+        offset += copied;
+        if (filled === chunkBytes) {
+          await target.chunk(id, node, chunk);
+          filled = 0;
+        }
       }
     }
-    if (pendingBytes > 0) {
-      const chunk = Buffer.concat(pending, pendingBytes);
-      await target.chunk(id, node, chunk);
-      chunkPassed(chunk);
-    }
+    if (filled > 0) await target.chunk(id, node, chunk.subarray(0, filled));
     return await target.end(id, node);
   } catch (err) {
     await target.discard(id, node).catch(() => undefined);

@@ -9,7 +9,7 @@ import path from "node:path";
 import { signingKeysOf, type SigningKey } from "../auth/jwk";
 import { ConfigError } from "../errors";
 import { checkProductionKeys, checkProductionSecrets, checkSecretLengths } from "./key-checks";
-import { HOOK_NAMES } from "../runtime/internals";
+import { HOOK_NAMES, RETIRED_HOOKS } from "../runtime/internals";
 
 type Parser<T> = (raw: string, env: string) => T;
 
@@ -59,9 +59,12 @@ const privateKeys: Parser<SigningKey[]> = (raw, env) => {
   return signingKeysOf(text.includes("\n") ? text : text.replace(/\\n/g, "\n"), env);
 };
 
-/** Empty, "all", or a comma list of the hooks into libraries' internals (shared/runtime/internals). */
+/**
+ * Empty, "all", or a comma list of the hooks into libraries' internals (shared/runtime/internals). A
+ * retired hook's name is left out (retiredSettingsIn warns of it).
+ */
 const hookNames: Parser<string[]> = (raw, env) => {
-  const names = list(raw, env);
+  const names = list(raw, env).filter((n) => !(n in RETIRED_HOOKS));
   const unknown = names.filter((n) => n !== "all" && !(HOOK_NAMES as readonly string[]).includes(n));
   if (unknown.length > 0) {
     throw new ConfigError(
@@ -342,11 +345,18 @@ export const RETIRED_SETTINGS: Readonly<Record<string, string>> = {
     "STORE_COMPACTION_MAX_MB is no longer read: the embedded store compacts a file when NeDB loads it, at start (docs/decisions/0078-nedb-compaction-while-running.md)",
 };
 
-/** What a process should print at start about retired settings it was given (outside production). */
+/**
+ * What a process should print at start about retired settings it was given (outside production), and
+ * about retired hooks INTERNALS_HOOKS_OFF names.
+ */
 export function retiredSettingsIn(env: Record<string, string | undefined> = process.env): string[] {
-  return Object.entries(RETIRED_SETTINGS)
+  const settings = Object.entries(RETIRED_SETTINGS)
     .filter(([name]) => env[name] !== undefined && env[name] !== "")
     .map(([, message]) => message);
+  const hooks = list(env.INTERNALS_HOOKS_OFF ?? "", "INTERNALS_HOOKS_OFF")
+    .filter((name) => name in RETIRED_HOOKS)
+    .map((name) => `INTERNALS_HOOKS_OFF names '${name}', a hook no longer there: ${RETIRED_HOOKS[name]}`);
+  return [...settings, ...hooks];
 }
 
 const AUTH_ONLY = ["JWT_PRIVATE_KEYS", "REFRESH_TOKEN_SECRETS", "JWT_LEGACY_SECRETS"] as const;

@@ -16,7 +16,29 @@ import path from "node:path";
 import semver from "semver";
 
 /** Every hook's name (INTERNALS_HOOKS_OFF is checked against this list): a new hook adds its own. */
-export const HOOK_NAMES = ["nats-abandoned-dials", "upload-scavenge"] as const;
+export const HOOK_NAMES = ["nats-abandoned-dials"] as const;
+
+/**
+ * Hooks removed since INTERNALS_HOOKS_OFF took their names, and why: an operator's setting that still
+ * names one is ignored with a warning at start (shared/config's retiredSettingsIn), since forcing off a
+ * hook that no longer exists asks for what already holds.
+ */
+export const RETIRED_HOOKS: Readonly<Record<string, string>> = {
+  "upload-scavenge":
+    "no process forces a scavenge any more; an upload's chunks are freed at V8's own pace (docs/decisions/0025-upload-chunks.md)",
+  "nats-batching":
+    "the NATS transporter subclass publishes a turn's packets together itself (docs/decisions/0042-nats-outage.md)",
+  liveness:
+    "a NATS reconnect is handled by the transporter subclass, a dead peer found by heartbeats (docs/decisions/0042-nats-outage.md)",
+  "nedb-index-update": "the embedded store uses NeDB's documented API only (shared/storage/nedb.ts)",
+  "nedb-group-commit": "the embedded store uses NeDB's documented API only (shared/storage/nedb.ts)",
+  "nedb-read-by-id": "the embedded store uses NeDB's documented API only (shared/storage/nedb.ts)",
+  "nedb-serialize": "the embedded store uses NeDB's documented API only (shared/storage/nedb.ts)",
+  "http-acceptors": "the gateway listens on one socket of its port (docs/decisions/0073-slow-clients.md)",
+  "gateway-fast-answers": "the gateway answers through moleculer-web's own lifecycle (docs/architecture.md)",
+  "v8-pretenuring":
+    "V8's flag is on the command line (--no-allocation-site-pretenuring; docs/decisions/0060-node-24-production.md)",
+};
 
 export type HookName = (typeof HOOK_NAMES)[number];
 

@@ -87,11 +87,11 @@ maybe("a multipart upload in the cluster", () => {
   }, 120_000);
   afterAll(() => cluster?.stop());
 
-  it("when a 96 MB picture is posted to the gateway process, then it streams to the stores process: stored there, never held whole by the gateway", async () => {
+  it("when a 192 MB picture is posted to the gateway process, then it streams to the stores process: stored there, never held whole by the gateway, whose growth does not scale with the picture", async () => {
     const gateway = cluster.processes.get("gateway")!;
     const stores = cluster.processes.get("stores")!;
     const growth = peakGrowthFrom(gateway.child!.pid!);
-    const picture = pngBytes(96 * MB);
+    const picture = pngBytes(192 * MB);
     const res = await fetch(`${cluster.baseUrl}/stores/${manifest.stores.alice_store}/events`, {
       method: "POST",
       body: eventForm(eventFields({ name: "Big picture" }), picture),
@@ -102,11 +102,13 @@ maybe("a multipart upload in the cluster", () => {
     const name = path.basename(event.cover_picture_url);
     expect(fs.statSync(path.join(stores.dataDir, "media", name)).size).toBe(picture.length);
     expect(fs.existsSync(path.join(gateway.dataDir, "media", name))).toBe(false);
-    // The gateway's peak memory grew by far less than the picture: it passed chunks on as they came.
-    // It does with the upload-scavenge hook forced off too, at V8's own pace; what each grows by is in
-    // docs/decisions/0025-upload-chunks.md.
-    expect(growth()).toBeLessThan(48 * MB);
-  }, 60_000);
+    // No process forces a collection: the chunks' memory outside V8's heap (each chunk's socket reads,
+    // its packet, the transporter's copy, several times the picture in all) is freed when V8's count of
+    // it has grown by its 64 MB soft limit since the last full collection, so the gateway grows by about
+    // 70 MB for any picture past that (docs/decisions/0025-upload-chunks.md). Half a picture three times
+    // that trigger holds only if V8 freed the chunks several times over while the picture passed.
+    expect(growth()).toBeLessThan(96 * MB);
+  }, 180_000);
 });
 
 /** The fake FCM and a cluster whose notifier sends to it. */

@@ -25,9 +25,6 @@ export interface Deployed {
 /** The young generation: 16 MB semi-spaces, Node 20's size, which Node 24 would otherwise double. */
 const YOUNG = "--max-semi-space-size=16";
 
-/** Lets the processes an upload crosses free its chunks as they pass (shared/runtime/upload-scavenge). */
-const SCAVENGE = "--expose-gc";
-
 /**
  * Every service but the gateway keeps the 192 MB cap: measured, a larger one saved auth a few percent
  * and rounds nothing beyond the noise; the notifier's and the stores' memory figures (cases 7 and 6)
@@ -38,7 +35,7 @@ export const DEPLOYED: Record<ProcessKind, Deployed> = {
   // the old generation grow further between collections when the cap is large (decision 0060). Its container's
   // limit holds the whole cap.
   gateway: {
-    nodeOptions: `--max-old-space-size=2048 ${YOUNG} ${SCAVENGE}`,
+    nodeOptions: `--max-old-space-size=2048 ${YOUNG}`,
     memoryRequestMi: 512,
     memoryLimitMi: 2304,
     cpuRequestM: 500,
@@ -62,7 +59,7 @@ export const DEPLOYED: Record<ProcessKind, Deployed> = {
     cpuRequestM: 100,
   },
   stores: {
-    nodeOptions: `--max-old-space-size=192 ${YOUNG} ${SCAVENGE}`,
+    nodeOptions: `--max-old-space-size=192 ${YOUNG}`,
     memoryRequestMi: 192,
     memoryLimitMi: 384,
     cpuRequestM: 100,

@@ -158,10 +158,9 @@ describe("deploy/Dockerfile", () => {
   it("when read, then its command gives Node the flags that npm start and the tests' server processes give", () => {
     const cmd = JSON.parse(/^CMD (\[.*\])$/m.exec(dockerfile)?.[1] ?? "[]") as string[];
     expect(cmd).toEqual(["node", ...SERVER_NODE_FLAGS, "dist/bin/start.js"]);
-    // npm start runs every service in one process: the gateway's and the stores' --expose-gc too.
     const scripts = JSON.parse(read("package.json")).scripts;
     for (const name of ["start", "serve"]) {
-      expect(scripts[name]).toBe(`node --expose-gc ${SERVER_NODE_FLAGS.join(" ")} dist/bin/start.js`);
+      expect(scripts[name]).toBe(`node ${SERVER_NODE_FLAGS.join(" ")} dist/bin/start.js`);
     }
   });
 

@@ -5,7 +5,6 @@
 import fs from "node:fs";
 import path from "node:path";
 import { HOOK_NAMES, type InternalsHook } from "../../../shared/runtime/internals";
-import { uploadScavengeHook } from "../../../shared/runtime/upload-scavenge";
 import { natsAbandonedDialsHook } from "../../../shared/runtime/nats-abandoned-dials";
 
 const root = path.resolve(__dirname, "../../..");
@@ -107,9 +106,7 @@ function hookRows(text: string): Map<string, Record<string, string>> {
 }
 
 describe("docs/architecture.md's hooks table", () => {
-  const hooks: Array<InternalsHook<never>> = [natsAbandonedDialsHook, uploadScavengeHook] as Array<
-    InternalsHook<never>
-  >;
+  const hooks: Array<InternalsHook<never>> = [natsAbandonedDialsHook] as Array<InternalsHook<never>>;
   /** What the table must state for each hook: the code's own library and range. */
   const declared = new Map<string, string>(hooks.map((h) => [h.name, `\`${h.library} ${h.versions}\``]));
   const rows = hookRows(doc);

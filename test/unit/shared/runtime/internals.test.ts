@@ -14,7 +14,7 @@ import {
   wrap,
   type InternalsHook,
 } from "../../../../shared/runtime/internals";
-import { loadConfig, loadSetting } from "../../../../shared/config";
+import { loadConfig, loadSetting, retiredSettingsIn } from "../../../../shared/config";
 import { ConfigError } from "../../../../shared/errors";
 
 class Greeter {
@@ -154,6 +154,21 @@ describe("INTERNALS_HOOKS_OFF", () => {
       "nats-abandoned-dials",
     ]);
     expect(loadSetting("internalsHooksOff", { INTERNALS_HOOKS_OFF: "all" })).toEqual(["all"]);
+  });
+
+  it("when it names a hook that was retired, then the name is ignored and the start warns of it", () => {
+    const env = { INTERNALS_HOOKS_OFF: "upload-scavenge, nats-abandoned-dials" };
+    expect(loadConfig(env).internalsHooksOff).toEqual(["nats-abandoned-dials"]);
+    expect(retiredSettingsIn(env)).toEqual([
+      expect.stringMatching(/^INTERNALS_HOOKS_OFF names 'upload-scavenge', a hook no longer there: .*0025/),
+    ]);
+    expect(retiredSettingsIn({ INTERNALS_HOOKS_OFF: "nats-abandoned-dials" })).toEqual([]);
+    expect(
+      loadConfig({ INTERNALS_HOOKS_OFF: "liveness,nedb-serialize,v8-pretenuring" }).internalsHooksOff,
+    ).toEqual([]);
+    expect(retiredSettingsIn({ INTERNALS_HOOKS_OFF: "liveness" })).toEqual([
+      expect.stringMatching(/^INTERNALS_HOOKS_OFF names 'liveness', a hook no longer there: .*heartbeats/),
+    ]);
   });
 
   it("when it names a hook that does not exist, then start-up fails naming it and the known ones", () => {
