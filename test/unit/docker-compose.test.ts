@@ -1,7 +1,7 @@
 /**
  * docker-compose.yml as compose takes it, checked offline: against the Compose Specification's schema
- * with unknown keys refused (test/unit/support/manifest-schemas.ts), then what operators expect of it
- * (issue 71): a health check per service, dependencies started once healthy, and a stop grace above
+ * with unknown keys refused (test/unit/support/manifest-schemas.ts), then what operators expect of it:
+ * a health check per service, dependencies started once healthy, and a stop grace above
  * each process's own stop bound.
  */
 import fs from "node:fs";

@@ -1,7 +1,7 @@
 /**
  * deploy/k8s/ as a cluster would take it, checked offline: every document against the Kubernetes API's
  * schemas with unknown fields refused (test/unit/support/manifest-schemas.ts), then what operators expect
- * of it (issue 71): the gateway at two replicas behind a PodDisruptionBudget, spread over nodes and
+ * of it: the gateway at two replicas behind a PodDisruptionBudget, spread over nodes and
  * scaled on CPU; every Deployment with a startup probe and a grace period above its own stop bound.
  */
 import fs from "node:fs";
