@@ -6,7 +6,6 @@
  * with the cluster tier's invariants, and serve the same data through two gateway containers.
  * MongoDB cannot run here: each service keeps its embedded store on a volume of its own instead.
  */
-import { spawnSync } from "node:child_process";
 import path from "node:path";
 import type { DemoManifest } from "../../shared/ops/seed";
 import { root } from "../support/processes";
@@ -14,7 +13,7 @@ import { log } from "./global-setup";
 import { opsCliEnv, planCompose, requiredVariables, variableValues } from "./support/compose";
 import { Deployment } from "./support/deployment";
 import { SERVICE_RUNTIME, type Images } from "./support/images";
-import { RUN_LABEL, runId } from "./support/podman";
+import { removeContainers, runId } from "./support/podman";
 import { apiChecks } from "./support/api-checks";
 import { underFault, type FaultOutcome } from "./support/faults";
 import { eventFields, eventForm, pngBytes } from "../support/upload";
@@ -51,13 +50,7 @@ maybe(`compose's services in containers${skip ? ` (${skip})` : ""}`, () => {
   }, 15 * MINUTE);
 
   afterAll(async () => {
-    // The run's containers, volumes and network (images go in the global teardown).
-    const filter = ["--filter", `label=${RUN_LABEL}=${runId()}`];
-    const ids = (args: string[]) =>
-      (spawnSync("podman", args, { encoding: "utf8" }).stdout ?? "").split("\n").filter(Boolean);
-    for (const c of ids(["ps", "-a", "-q", ...filter])) spawnSync("podman", ["rm", "-f", "-v", c]);
-    for (const v of ids(["volume", "ls", "-q", ...filter])) spawnSync("podman", ["volume", "rm", "-f", v]);
-    for (const n of ids(["network", "ls", "-q", ...filter])) spawnSync("podman", ["network", "rm", "-f", n]);
+    removeContainers(runId());
   }, 5 * MINUTE);
 
   it("when compose's services run as containers, then each is read-only, runs as the image's user (services) and is ready", async () => {

@@ -7,7 +7,6 @@
  * may fail: on SIGTERM a gateway reports not ready at once and serves SHUTDOWN_DELAY_MS more, which is
  * longer than the balancer takes to stop routing to it, then drains (services/gateway/drain.ts).
  */
-import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import type { DemoManifest, ManifestUser } from "../../shared/ops/seed";
@@ -19,7 +18,7 @@ import { Deployment } from "./support/deployment";
 import { CHECK, LoadBalancer } from "./support/haproxy";
 import type { Images } from "./support/images";
 import { SERVICE_RUNTIME } from "./support/images";
-import { podman, RUN_LABEL, runId } from "./support/podman";
+import { podman, removeContainers, runId } from "./support/podman";
 
 const skip = process.env.ROUNDS_DEPLOY_SKIP;
 const maybe = skip ? describe.skip : describe;
@@ -122,12 +121,7 @@ maybe(`a rolling update of two gateways behind HAProxy${skip ? ` (${skip})` : ""
 
   afterAll(async () => {
     await balancer?.stop();
-    const filter = ["--filter", `label=${RUN_LABEL}=${runId()}`];
-    const ids = (args: string[]) =>
-      (spawnSync("podman", args, { encoding: "utf8" }).stdout ?? "").split("\n").filter(Boolean);
-    for (const c of ids(["ps", "-a", "-q", ...filter])) spawnSync("podman", ["rm", "-f", "-v", c]);
-    for (const v of ids(["volume", "ls", "-q", ...filter])) spawnSync("podman", ["volume", "rm", "-f", v]);
-    for (const n of ids(["network", "ls", "-q", ...filter])) spawnSync("podman", ["network", "rm", "-f", n]);
+    removeContainers(runId());
   }, 5 * MINUTE);
 
   it(

@@ -49,24 +49,33 @@ export function podman(
   });
 }
 
-/** Removes everything of run `id`: containers (with their anonymous volumes), pods, volumes, networks, images. */
-export function removeRun(id: string): void {
-  const filter = ["--filter", `label=${RUN_LABEL}=${id}`];
-  const ids = (args: string[]) =>
-    (spawnSync("podman", args, { encoding: "utf8" }).stdout ?? "").split("\n").filter(Boolean);
-  const rm = (args: string[]) => spawnSync("podman", args, { stdio: "ignore" });
-  for (const pod of ids(["pod", "ps", "-q", ...filter])) rm(["pod", "rm", "-f", pod]);
+const filterOf = (id: string) => ["--filter", `label=${RUN_LABEL}=${id}`];
+const ids = (args: string[]) =>
+  (spawnSync("podman", args, { encoding: "utf8" }).stdout ?? "").split("\n").filter(Boolean);
+const rm = (args: string[]) => spawnSync("podman", args, { stdio: "ignore" });
+
+/**
+ * Removes run `id`'s containers (with their anonymous volumes), volumes and networks, keeping its images
+ * for the files that follow (a test file's afterAll; the global teardown removes the rest).
+ */
+export function removeContainers(id: string): void {
+  const filter = filterOf(id);
   for (const c of ids(["ps", "-a", "-q", ...filter])) rm(["rm", "-f", "-v", c]);
   for (const v of ids(["volume", "ls", "-q", ...filter])) rm(["volume", "rm", "-f", v]);
   for (const n of ids(["network", "ls", "-q", ...filter])) rm(["network", "rm", "-f", n]);
+}
+
+/** Removes everything of run `id`: pods, then its containers, volumes and networks, then its images. */
+export function removeRun(id: string): void {
+  const filter = filterOf(id);
+  for (const pod of ids(["pod", "ps", "-q", ...filter])) rm(["pod", "rm", "-f", pod]);
+  removeContainers(id);
   for (const i of ids(["images", "-q", ...filter])) rm(["rmi", "-f", i]);
 }
 
 /** What run `id` left behind, by kind (empty when clean). */
 export function leftovers(id: string): Record<string, string[]> {
-  const filter = ["--filter", `label=${RUN_LABEL}=${id}`];
-  const ids = (args: string[]) =>
-    (spawnSync("podman", args, { encoding: "utf8" }).stdout ?? "").split("\n").filter(Boolean);
+  const filter = filterOf(id);
   const found: Record<string, string[]> = {
     pods: ids(["pod", "ps", "-q", ...filter]),
     containers: ids(["ps", "-a", "-q", ...filter]),
