@@ -7,14 +7,13 @@
  * duration, request id and trace id. With LOG_FORMAT=json the fields are the line's own
  * (shared/runtime/json-log); otherwise one readable line.
  */
-import type { IncomingMessage, ServerResponse } from "node:http";
+import type { ServerResponse } from "node:http";
 import type { LoggerInstance } from "moleculer";
 import { w3cTraceId } from "../../shared/tracing";
+import { routeTemplate } from "./http-metrics";
 import type { RouteSpec } from "./routes";
 
-interface RoutedRequest extends IncomingMessage {
-  $alias?: { fullPath?: string };
-}
+type RoutedRequest = Parameters<typeof routeTemplate>[0];
 
 export interface AccessLine {
   method: string;
@@ -37,7 +36,7 @@ export function accessLine(
 ): AccessLine {
   return {
     method: req.method ?? "",
-    route: spec?.path ?? req.$alias?.fullPath ?? "(no route)",
+    route: routeTemplate(req, spec),
     status: res.headersSent ? res.statusCode : CLIENT_CLOSED,
     duration_ms: Math.round(Number(process.hrtime.bigint() - startedNs) / 1e4) / 100,
     request_id: requestId ?? null,

@@ -14,12 +14,17 @@ interface RoutedRequest extends IncomingMessage {
   $alias?: { method?: string; fullPath?: string };
 }
 
-/** The route label: the template of the route that took the request, or "(no route)". */
+/** The template of the route that took the request (never its URL), or "(no route)". */
+export function routeTemplate(req: RoutedRequest, spec: RouteSpec | undefined): string {
+  return spec?.path ?? req.$alias?.fullPath ?? "(no route)";
+}
+
+/** The route label: the method and template of the route that took the request, or "(no route)". */
 export function routeLabel(req: RoutedRequest, spec: RouteSpec | undefined): string {
   if (spec) return `${spec.method} ${spec.path}`;
   const alias = req.$alias;
   if (alias?.fullPath)
-    return `${alias.method && alias.method !== "*" ? alias.method : "ANY"} ${alias.fullPath}`;
+    return `${alias.method && alias.method !== "*" ? alias.method : "ANY"} ${routeTemplate(req, spec)}`;
   return "(no route)";
 }
 
