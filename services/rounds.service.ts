@@ -11,7 +11,7 @@ import { CreateRoundParams, GetRoundParams, JoinRoundParams } from "../shared/co
 import type { Config } from "../shared/config";
 import { NotAuthenticatedError } from "../shared/errors";
 import { cleanCache, noRetry, serviceConfig, serviceStore } from "../shared/runtime";
-import { buildSnapshot, profileIdsOf, type RoundSnapshot } from "./rounds/round-snapshot";
+import { buildSnapshot, deriveSnapshot, profileIdsOf, type RoundSnapshot } from "./rounds/round-snapshot";
 import { getRoundAnswer, joinRound, type RoundsDeps } from "./rounds/rounds.domain";
 import { RoundAnswers } from "./rounds/round-answers";
 import { valueAnswer, type StreamAnswerMeta } from "../shared/runtime/list-answer";
@@ -50,8 +50,8 @@ interface RoundsService extends Service {
   assembling: Map<string, Promise<RoundSnapshot>>;
   deps(ctx: Context): RoundsDeps;
   joined(ctx: Context, doc: RoundDoc, userId: string): Promise<void>;
-  snapshotOf(ctx: Context, doc: RoundRead): Promise<RoundSnapshot>;
-  assembleSnapshot(ctx: Context, doc: RoundRead, key: string): Promise<RoundSnapshot>;
+  snapshotOf(ctx: Context, doc: RoundRead, base?: RoundSnapshot): Promise<RoundSnapshot>;
+  assembleSnapshot(ctx: Context, doc: RoundRead, key: string, base?: RoundSnapshot): Promise<RoundSnapshot>;
   profilesOf(ctx: Context, ids: string[]): Promise<ProfilesResult>;
 }
 
@@ -175,7 +175,7 @@ const RoundsServiceSchema: ServiceSchema<Record<string, never>, RoundsService> =
       return {
         repo: this.repo,
         fullRounds: this.fullRounds,
-        snapshotOf: (doc) => this.snapshotOf(ctx, doc),
+        snapshotOf: (doc, base) => this.snapshotOf(ctx, doc, base),
         invalidate: (id, rev) => cleanCache(this, snapshotKey(id, rev)),
         areFriends: (a, b) => call(ctx, "users.areFriends", { a, b }),
         joined: (doc, userId) => this.joined(ctx, doc, userId),
@@ -203,13 +203,13 @@ const RoundsServiceSchema: ServiceSchema<Record<string, never>, RoundsService> =
      * Profiles and item around a round document, cached per (round, revision). Callers asking for the
      * same revision meanwhile (a batch of joins shares one) share its assembly.
      */
-    snapshotOf(this: RoundsService, ctx: Context, doc: RoundRead): Promise<RoundSnapshot> {
+    snapshotOf(this: RoundsService, ctx: Context, doc: RoundRead, base?: RoundSnapshot): Promise<RoundSnapshot> {
       const key = snapshotKey(doc._id, doc.rev);
       const local = this.snapshots.get(key);
       if (local) return Promise.resolve(local);
       let assembly = this.assembling.get(key);
       if (!assembly) {
-        assembly = this.assembleSnapshot(ctx, doc, key).finally(() => this.assembling.delete(key));
+        assembly = this.assembleSnapshot(ctx, doc, key, base).finally(() => this.assembling.delete(key));
         this.assembling.set(key, assembly);
       }
       return assembly;
@@ -223,11 +223,16 @@ const RoundsServiceSchema: ServiceSchema<Record<string, never>, RoundsService> =
       return Object.assign({}, ...answers) as ProfilesResult;
     },
 
+    /**
+     * Kept (here and in the shared cacher) until one lifetime after its profiles were read, not after
+     * this assembly: a snapshot derived from an earlier revision's is never older than a fresh one.
+     */
     async assembleSnapshot(
       this: RoundsService,
       ctx: Context,
       doc: RoundRead,
       key: string,
+      base?: RoundSnapshot,
     ): Promise<RoundSnapshot> {
       const cacher = this.broker.cacher;
       const cached = cacher ? ((await cacher.get(key)) as RoundSnapshot | null) : null;
@@ -235,13 +240,20 @@ const RoundsServiceSchema: ServiceSchema<Record<string, never>, RoundsService> =
         this.snapshots.set(key, cached);
         return cached;
       }
-      const [profiles, item] = await Promise.all([
-        this.profilesOf(ctx, profileIdsOf(doc)),
-        call(ctx, "stores.item", { id: doc.item_id }),
-      ]);
-      const snap = buildSnapshot(doc, profiles, item);
-      this.snapshots.set(key, snap);
-      if (cacher) await cacher.set(key, snap);
+      const now = Date.now();
+      const ttlMs = this.config.cacheTtlSeconds * 1000;
+      const derived = base && (await deriveSnapshot(base, doc, now, ttlMs, (ids) => this.profilesOf(ctx, ids)));
+      let snap = derived;
+      if (!snap) {
+        const [profiles, item] = await Promise.all([
+          this.profilesOf(ctx, profileIdsOf(doc)),
+          call(ctx, "stores.item", { id: doc.item_id }),
+        ]);
+        snap = buildSnapshot(doc, profiles, item, now);
+      }
+      const leftMs = snap.assembled_at + ttlMs - Date.now();
+      this.snapshots.set(key, snap, Date.now(), leftMs);
+      if (cacher) await cacher.set(key, snap, Math.max(1, Math.ceil(leftMs / 1000)));
       return snap;
     },
   },

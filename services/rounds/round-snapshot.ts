@@ -37,6 +37,11 @@ export interface RoundSnapshot {
   owner: UserProfile | null;
   profiles: Record<string, UserProfile>;
   item: ItemInfo;
+  /**
+   * When the profiles and item were read (ms since the epoch). A snapshot derived from an earlier one
+   * keeps its time, so nothing in it is ever older than one cache lifetime (`deriveSnapshot`).
+   */
+  assembled_at: number;
 }
 
 const iso = (d: Date | null): string | null => (d ? new Date(d).toISOString() : null);
@@ -45,6 +50,7 @@ export function buildSnapshot(
   doc: RoundRead,
   profiles: Record<string, UserProfile>,
   item: ItemInfo,
+  assembledAt: number,
 ): RoundSnapshot {
   const members = Object.entries(doc.members ?? {})
     .map(([user_id, m]) => ({ user_id, status: m.status, joined_at: new Date(m.joined_at).toISOString() }))
@@ -74,7 +80,40 @@ export function buildSnapshot(
     owner: profiles[doc.owner_id] ?? null,
     profiles,
     item,
+    assembled_at: assembledAt,
   };
+}
+
+/**
+ * A derived snapshot must still have at least this share of a cache lifetime ahead of it; an older base
+ * is assembled afresh, so a round joined every few seconds still reads its profiles once a lifetime.
+ */
+const LEAST_LIFE_LEFT = 0.25;
+
+/**
+ * The snapshot of `doc` built from `base`, a snapshot of an earlier revision of the same round (a join
+ * changes the members only): the item and the profiles `base` has are reused, and `fetch` reads only
+ * the profiles it lacks (the newcomer's). Null when `base` cannot serve: another item, no assembly time
+ * (written by an older release), or too little of its lifetime (`ttlMs`) left at `now`.
+ */
+export async function deriveSnapshot(
+  base: RoundSnapshot,
+  doc: RoundRead,
+  now: number,
+  ttlMs: number,
+  fetch: (ids: string[]) => Promise<Record<string, UserProfile>>,
+): Promise<RoundSnapshot | null> {
+  if (base.item.id !== doc.item_id || typeof base.assembled_at !== "number") return null;
+  if (base.assembled_at + ttlMs - now < ttlMs * LEAST_LIFE_LEFT) return null;
+  const ids = profileIdsOf(doc);
+  const missing = ids.filter((id) => !Object.hasOwn(base.profiles, id));
+  const fetched = missing.length > 0 ? await fetch(missing) : {};
+  const profiles: Record<string, UserProfile> = {};
+  for (const id of ids) {
+    const profile = Object.hasOwn(base.profiles, id) ? base.profiles[id] : fetched[id];
+    if (profile) profiles[id] = profile;
+  }
+  return buildSnapshot(doc, profiles, base.item, base.assembled_at);
 }
 
 /** Ids whose profiles a snapshot needs: the owner and every member. */

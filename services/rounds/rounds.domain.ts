@@ -20,8 +20,12 @@ export interface RoundsDeps {
   repo: Pick<RoundsRepository, "findById" | "addMember">;
   /** Rounds seen full: they refuse newcomers without being read again. */
   fullRounds: Pick<FullRounds, "get" | "remember">;
-  /** The snapshot of the round at the document's revision (from the cache when present). */
-  snapshotOf(doc: RoundRead): Promise<RoundSnapshot>;
+  /**
+   * The snapshot of the round at the document's revision (from the cache when present). `base`, a
+   * snapshot of an earlier revision, lets a missing one be derived from it (round-snapshot's
+   * deriveSnapshot) instead of read whole again.
+   */
+  snapshotOf(doc: RoundRead, base?: RoundSnapshot): Promise<RoundSnapshot>;
   /** Drops the round's cached snapshot of the revision a change has just replaced. */
   invalidate(roundId: string, replacedRev: number): Promise<void>;
   areFriends(a: string, b: string): Promise<boolean>;
@@ -123,18 +127,20 @@ export async function joinRound(
     throw refusalOfFull(full, deps.now());
   }
   let doc = await visibleRound(deps, roundId, userId);
+  let before: RoundSnapshot | undefined;
   if (!doc.members?.[userId]) {
     // A round that cannot be joined is refused before the attributes are looked at: they cannot matter.
     const refused = refusal(doc, deps.now());
     if (refused) throw refused;
-    const snap = await deps.snapshotOf(doc);
-    const checked = checkAttributes(snap.item.attribute_values, attributes);
+    before = await deps.snapshotOf(doc);
+    const checked = checkAttributes(before.item.attribute_values, attributes);
     if (!checked.ok) throw new RequestValidationError(checked.issues);
     const outcome = await addMember(deps, doc, userId, checked.ids);
     if (outcome.added) await deps.joined(outcome.doc, userId);
     doc = outcome.doc;
   }
-  const snap = await deps.snapshotOf(doc);
+  // The new revision differs from `before` by its members: derived from it, only the newcomer is read.
+  const snap = await deps.snapshotOf(doc, before);
   if (!isMember(snap, userId)) throw new ConflictError("Round is busy, try again");
   return renderRound(snap, userId, deps.now());
 }

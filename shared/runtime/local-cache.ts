@@ -38,9 +38,12 @@ export class LocalCache<V extends NonNullable<unknown>> {
     return this.entries?.get(key);
   }
 
-  set(key: string, value: V, now = Date.now()): void {
+  /** `ttlMs`, when given, shortens this entry's life below the cache's own (never lengthens it). */
+  set(key: string, value: V, now = Date.now(), ttlMs?: number): void {
     this.at = now;
-    this.entries?.set(key, value);
+    if (ttlMs !== undefined && !(ttlMs > 0)) return;
+    const ttl = ttlMs !== undefined && this.entries ? Math.min(ttlMs, this.entries.ttl) : undefined;
+    this.entries?.set(key, value, ttl === undefined ? undefined : { ttl });
   }
 
   delete(key: string): void {

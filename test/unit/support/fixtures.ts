@@ -157,5 +157,5 @@ export function makeSnapshot(
   withProfiles: Record<string, UserProfile> = profiles,
   item: ItemInfo = makeItem(),
 ): RoundSnapshot {
-  return buildSnapshot(makeRoundDoc(overrides), withProfiles, item);
+  return buildSnapshot(makeRoundDoc(overrides), withProfiles, item, Date.now());
 }

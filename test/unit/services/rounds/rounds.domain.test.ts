@@ -1,4 +1,4 @@
-import { buildSnapshot } from "../../../../services/rounds/round-snapshot";
+import { buildSnapshot, type RoundSnapshot } from "../../../../services/rounds/round-snapshot";
 import { getRound, joinRound, type RoundsDeps } from "../../../../services/rounds/rounds.domain";
 import { joinedEvent } from "../../../../services/rounds/rounds.repository";
 import type { RoundDoc } from "../../../../services/rounds/round-doc";
@@ -63,7 +63,7 @@ function fakeDeps(initial: RoundDoc, friends: [string, string][] = []) {
   const deps = {
     repo,
     fullRounds: new FullRounds(),
-    snapshotOf: jest.fn(async (doc: RoundDoc) => buildSnapshot(doc, profiles, makeItem())),
+    snapshotOf: jest.fn(async (doc: RoundDoc, _base?: RoundSnapshot) => buildSnapshot(doc, profiles, makeItem(), Date.now())),
     invalidate: jest.fn(async (_roundId: string, _rev: number) => undefined),
     areFriends: jest.fn(async (a: string, b: string) =>
       friends.some(([x, y]) => (x === a && y === b) || (x === b && y === a)),
@@ -173,6 +173,11 @@ describe("joinRound", () => {
     );
     expect(deps.invalidate).toHaveBeenCalledTimes(1);
     expect(deps.invalidate).toHaveBeenCalledWith("round-1", 1);
+    // The answer's snapshot is asked for with the one read before the join, to be derived from it.
+    const [[, firstBase], [afterJoin, base]] = deps.snapshotOf.mock.calls;
+    expect(firstBase).toBeUndefined();
+    expect(afterJoin.rev).toBe(2);
+    expect(base).toBe(await deps.snapshotOf.mock.results[0].value);
     expect(deps.joined).toHaveBeenCalledTimes(1);
     expect(events).toEqual([
       {

@@ -62,4 +62,14 @@ describe("LocalCache", () => {
     cache.clear();
     expect(cache.forgettings).toBe(before + 3);
   });
+
+  it("when an entry is set with a shorter life of its own, then it goes after that, never after the cache's", () => {
+    const cache = new LocalCache<string>(60_000, 10);
+    cache.set("short", "s", T, 1_000);
+    cache.set("long", "l", T, 120_000);
+    cache.set("spent", "x", T, 0);
+    expect([cache.get("short", T + 999), cache.get("spent", T)]).toEqual(["s", undefined]);
+    expect([cache.get("short", T + 1_001), cache.get("long", T + 59_999)]).toEqual([undefined, "l"]);
+    expect(cache.get("long", T + 60_001)).toBeUndefined();
+  });
 });
