@@ -19,7 +19,7 @@ import { ratioChart, type ChartBar } from "./chart";
 import { HTTP_KEYS, planFor, runHttpBench, type TopologyOutcome } from "./http";
 import { build, flag, machineHeader, onProductionNode, writeResults, type Row, type Section } from "./lib";
 import { runMulticastBench } from "./multicast";
-import type { ScenarioOutcome } from "./ab";
+import { baselineShare, type ScenarioOutcome } from "./ab";
 import {
   MIXED_CASES,
   mixedOn,
@@ -42,7 +42,6 @@ import {
 } from "./scaling";
 import { httpRows, multicastRows, runRows, uploadRows } from "./report";
 import { GOALS_TITLE, goalRows } from "./goals";
-import { baselineShare } from "./ab";
 import { storeHeader, type System, type Topology } from "./systems";
 import { runUploadBench } from "./upload";
 import { runSoak } from "./soak";
