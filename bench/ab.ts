@@ -1,7 +1,9 @@
 /**
- * Alternating measurement: baseline, system, baseline, system… for a number of rounds, so that drift of
- * the shared machine (other processes, CPU frequency, caches) hits both sides alike; each side is then
- * summarised by the median of its rounds.
+ * Alternating measurement: baseline, system, baseline, system… for a number of rounds and one baseline
+ * run more at the end, so that every system round has a reference run just before and just after it,
+ * and drift of the shared machine (other processes, CPU frequency, caches) hits both sides alike. The
+ * system's share is its rate against the mean of the two runs around it (the median of the rounds),
+ * with the range of its shares against each one: how far the yardstick itself moved.
  */
 import type { Baseline } from "./baseline";
 import { cpuMeter, machineMeter, type CpuPerRequest, type MachineShare, type Watched } from "./cpu";
@@ -29,10 +31,68 @@ export interface ScenarioOutcome {
     machine?: MachineShare;
   }[];
   notes: string[];
+  /** The baseline's run after the last system round (the one before each round is in `runs`). */
+  closing?: LoadResult;
+  /**
+   * Cases 8 and 9: moleculer-web alone on the same requests (bench/floor-server.ts), as long as the
+   * system's run, just before it and after it.
+   */
+  framework?: { before: ReferenceRun; after: ReferenceRun };
   /** Each server process's CPU ms per request served, the median of the rounds. */
   cpu?: CpuPerRequest;
   /** What else the machine did during the system's runs, the median of the rounds. */
   machine?: MachineShare;
+}
+
+/** A reference server's run, with its CPU ms a request and when it ran, for the notes. */
+export type ReferenceRun = LoadResult & { cpuMs?: number; when: string };
+
+/** A ratio of the system's figure to the reference's: against their mean, and against each run alone. */
+export interface Share {
+  value: number;
+  low: number;
+  high: number;
+}
+
+/**
+ * Round i of the system (`system[i]`) against the reference runs just before (`before[i]`) and after
+ * (`after[i]`) it: the median over rounds of system / mean(before, after), and the lowest and highest
+ * of system / before and system / after over every round.
+ */
+export function bracketed(system: number[], before: number[], after: number[]): Share {
+  const ratios = system.flatMap((x, i) => [x / before[i], x / after[i]]);
+  return {
+    value: median(system.map((x, i) => x / ((before[i] + after[i]) / 2))),
+    low: Math.min(...ratios),
+    high: Math.max(...ratios),
+  };
+}
+
+/** The baseline runs before and after each system round (a run without a closing one: itself twice). */
+function around(o: ScenarioOutcome, figure: (r: LoadResult) => number): [number[], number[]] {
+  const before = o.runs.map((r) => figure(r.baseline));
+  const after = o.runs.map((r, i) => {
+    const next = o.runs[i + 1]?.baseline ?? o.closing ?? r.baseline;
+    return figure(next);
+  });
+  return [before, after];
+}
+
+/** The system's req/s as a share of the bare baseline's around it. */
+export const baselineShare = (o: ScenarioOutcome): Share =>
+  bracketed(
+    o.runs.map((r) => r.system.rps),
+    ...around(o, (r) => r.rps),
+  );
+
+/** Cases 8 and 9: the system's req/s as a share of moleculer-web alone's, and its p99 as a multiple. */
+export function frameworkShares(o: ScenarioOutcome): { rps: Share; p99: Share } | undefined {
+  const f = o.framework;
+  if (!f) return undefined;
+  return {
+    rps: bracketed([o.system.rps], [f.before.rps], [f.after.rps]),
+    p99: bracketed([o.system.p99], [f.before.p99], [f.after.p99]),
+  };
 }
 
 export const median = (xs: number[]): number => {
@@ -73,9 +133,19 @@ export async function alternate(
         `system ${b.rps.toFixed(0)} req/s (p99 ${b.p99} ms, errors ${b.errors})${note ? `; ${note}` : ""}`,
     );
   }
+  await baseline.serve(recorded);
+  const last = opts.rounds - 1;
+  const closing = await scenario.measure({
+    url: baseline.url,
+    side: "baseline",
+    round: last,
+    seconds: opts.seconds,
+  });
+  opts.log(`  ${scenario.key} baseline after the last round: ${closing.rps.toFixed(0)} req/s`);
   return {
     scenario,
-    baseline: summarise(runs.map((r) => r.baseline)),
+    baseline: summarise([...runs.map((r) => r.baseline), closing]),
+    closing,
     system: summarise(runs.map((r) => r.system)),
     runs,
     notes: runs.flatMap((r) => (r.note ? [r.note] : [])),

@@ -1,18 +1,22 @@
 /**
- * Case 8: a mixed workload shaped like a real app, over a data set of many users (100,000 in a full run)
- * and rounds (10,000), 256 connections. Each request is one of:
+ * Cases 8 and 9: a mixed workload shaped like a real app, over a data set of many users (100,000 in a
+ * full run) and rounds (10,000), 256 connections. Each request is one of:
  * - 80% GET /rounds/{id}, the round drawn Zipf-like (a few hot, a long tail);
  * - 4% GET /users/friends and 4% GET /users/payments;
  * - 5% POST /rounds/{id}/join (Zipf-like too, so hot rounds fill up: their 409s are the spec's answer);
  * - 5% POST /auth/refresh-token, rotating: each user's next refresh presents the token of its last one;
  * - 2% GET /app-settings with the app's API key.
- * The user of each request is drawn uniformly from all of them. Latency is kept per route.
+ * The two cases differ in their callers. Case 8, sessions: each caller reuses its token for a session
+ * of requests (bench/sessions.ts), as a mobile client does. Case 9, every request a new caller: the user
+ * of each request is drawn uniformly from all of them, so the cost of a first verification stays
+ * visible. Both draw their users uniformly. Latency is kept per route.
  *
  * The data is created through the services' own actions (users.create and auth.issueTokens per user,
- * pipelined 256 at a time; rounds.create; users.addFriends), as every other case's.
+ * pipelined 256 at a time; rounds.create; users.addFriends), as every other case's. Both cases run on
+ * one seeded system, case 8 first; the seats their joins took are checked over both.
  */
 import type { ServiceBroker } from "moleculer";
-import { alternate, type ScenarioOutcome } from "./ab";
+import { alternate, type ReferenceRun, type ScenarioOutcome } from "./ab";
 import { record, startBaseline, type Baseline } from "./baseline";
 import { call } from "../shared/contracts";
 import { moscow, questions } from "../shared/ops/fixtures";
@@ -24,8 +28,9 @@ import { SeatLedger, seatVerdict } from "./seats";
 import { startCluster } from "../test/support/cluster";
 import { cpuMeter, untilQuiet, type Watched } from "./cpu";
 import { distributedNodeArgs, nodeArgsOf, type NodeOptions } from "./node-options";
-import { clusterWatched, startEmbedded } from "./systems";
+import { benchStore, clusterWatched, mongoCredentials, startEmbedded } from "./systems";
 import { zipf } from "./zipf";
+import { SESSION_MEAN_REQUESTS, Sessions } from "./sessions";
 import { BENCH_LIMITS } from "./limits";
 
 export interface MixedSizes {
@@ -298,18 +303,41 @@ export function routePicker(random: () => number = Math.random, mix: Mix = MIX):
 
 export type MixedResult = LoadResult & { routes: RouteSummary[] };
 
+/** Case 8's callers keep their token for a session; case 9's are drawn anew for every request. */
+export type MixedCase = "8" | "9";
+export const MIXED_CASES: MixedCase[] = ["8", "9"];
+
+/** What the joins into each round reached, by round index, over every run against one system. */
+export type SeatBook = Map<number, SeatLedger>;
+
+export interface MixedOptions {
+  connections?: number;
+  mix?: Mix;
+  /** "8" (sessions, the default) or "9" (every request a new caller). */
+  key?: MixedCase;
+  /** Shared by the cases run on one system, so that the seat check counts every join into a round. */
+  seats?: SeatBook;
+}
+
+/** A run of the mix; `wholeRun` makes a reference run as long as the system's (else at most 10 s). */
+type MixedRun = Parameters<Scenario["measure"]>[0] & { wholeRun?: boolean };
+
 export function mixedScenario(
   f: MixedFixtures,
-  connections: number = CONNECTIONS,
-  mix: Mix = MIX,
+  opts: MixedOptions = {},
 ): Scenario & {
-  measure(run: Parameters<Scenario["measure"]>[0]): Promise<MixedResult>;
+  measure(run: MixedRun): Promise<MixedResult>;
   /** Checks the seats of every round a join reached (bench/seats.ts); throws when one is wrong. */
   verify(systemUrl: string): Promise<string>;
 } {
+  const { connections = CONNECTIONS, mix = MIX, key = "8", seats: ledgers = new Map() } = opts;
+  const sessions = key === "8";
   const pickRound = zipf(f.rounds.length);
   const pickRoute = routePicker(Math.random, mix);
   const anyUser = () => Math.floor(Math.random() * f.users.length);
+  // Sessions begun and requests sent in the system's runs, for the note.
+  let begun = 0;
+  let sent = 0;
   // A user refreshes once at a time, as a client does: the next refresh presents the last answer's token.
   const refreshing = new Set<number>();
   const idleUser = () => {
@@ -321,24 +349,28 @@ export function mixedScenario(
   };
   const joinBody = JSON.stringify({ attributes: [] });
   // Over every run against the system, what the joins into each round reached did (verify checks it).
-  const ledgers = new Map<number, SeatLedger>();
   const ledgerOf = (r: number) => {
     let l = ledgers.get(r);
     if (!l) ledgers.set(r, (l = new SeatLedger(f.members[r])));
     return l;
   };
+  const callers = sessions
+    ? `sessions of ${SESSION_MEAN_REQUESTS} requests on average (geometric), ${connections} open`
+    : "every request a new caller";
   return {
-    key: "8",
+    key,
     title:
-      `mixed: ${f.users.length.toLocaleString("en")} users, ${f.rounds.length.toLocaleString("en")} rounds ` +
-      `(${describeMix(mix)})`,
+      `mixed, ${callers}: ${f.users.length.toLocaleString("en")} users, ` +
+      `${f.rounds.length.toLocaleString("en")} rounds (${describeMix(mix)})`,
     connections,
     // The baseline answers the most common request's bytes (a round read) to the same mix of requests.
     record: async (url) => [
       await record(`${url}/rounds/${f.rounds[0]}`, { headers: bearer(f.users[1].access) }),
     ],
-    async measure({ url, side, seconds }) {
+    async measure({ url, side, seconds, wholeRun }: MixedRun) {
       const system = side === "system";
+      // One session open per connection, each a user drawn uniformly, begun anew when it ends.
+      const open = sessions ? new Sessions(connections, anyUser) : null;
       const stats = new Map<Route, RouteStats>();
       const statsOf = (r: Route) => {
         let s = stats.get(r);
@@ -347,8 +379,8 @@ export function mixedScenario(
       };
       let last: Route = "round";
       const empty = Buffer.alloc(0);
-      // The baseline serves the recorded bytes only: a shorter run gives its rate.
-      const runSeconds = system ? seconds : Math.min(seconds, 10);
+      // The bare baseline serves the recorded bytes only: a shorter run gives its rate.
+      const runSeconds = system || wholeRun ? seconds : Math.min(seconds, 10);
       const result = await load({
         url,
         connections,
@@ -365,8 +397,12 @@ export function mixedScenario(
             setupRequest: (req, ctx) => {
               const context = ctx as MixContext;
               let route = pickRoute();
-              let u = anyUser();
-              if (route === "refresh") {
+              let u = open ? open.next() : anyUser();
+              if (route === "refresh" && open) {
+                // A session's refresh waits for its last one; its other requests keep the token it has.
+                if (refreshing.has(u)) route = "round";
+                else if (system) refreshing.add(u);
+              } else if (route === "refresh") {
                 const idle = idleUser();
                 if (idle === null) route = "round";
                 else {
@@ -455,6 +491,10 @@ export function mixedScenario(
       const countedByLoad = Object.entries(result.statuses)
         .filter(([code]) => code !== "200" && code !== "409")
         .reduce((a, [, n]) => a + n, 0);
+      if (system && open) {
+        begun += open.started;
+        sent += result.requests;
+      }
       return { ...result, errors: result.errors - countedByLoad + statusErrors, routes };
     },
     async verify(url) {
@@ -462,22 +502,26 @@ export function mixedScenario(
       const readings = await inParallel([...ledgers], 32, async ([r, ledger]) => {
         const res = await fetch(`${url}/rounds/${f.rounds[r]}`, { headers: reader });
         if (res.status !== 200)
-          throw new Error(`case 8 seats: reading round ${f.rounds[r]} answered ${res.status}`);
+          throw new Error(`case ${key} seats: reading round ${f.rounds[r]} answered ${res.status}`);
         const { members_count } = (await res.json()) as { members_count: number };
         return { round: f.rounds[r], ledger, membersCount: members_count };
       });
-      return seatVerdict(readings, SEATS);
+      const verdict = seatVerdict(readings, SEATS);
+      if (!sessions || begun === 0) return verdict;
+      const each = (sent / begun).toFixed(1);
+      return `${verdict}; ${begun.toLocaleString("en")} sessions begun, ${each} requests answered a session`;
     },
   };
 }
 
 const fixed = (n: number) => n.toLocaleString("en", { maximumFractionDigits: 0 });
 
-/** One row per route of the system's run(s) of case 8. */
-export function mixedRouteRows(topology: string, results: MixedResult[]): Row[] {
+/** One row per route of the system's run of case 8 or 9. */
+export function mixedRouteRows(topology: string, key: string, results: MixedResult[]): Row[] {
   return results.flatMap((r) => {
     const total = r.routes.reduce((a, route) => a + route.requests, 0);
     return r.routes.map((route) => ({
+      case: key,
       route: ROUTE_TITLES[route.route],
       topology,
       share: `${total === 0 ? 0 : Math.round((route.requests / total) * 100)}%`,
@@ -500,6 +544,8 @@ export interface MixedPlan {
   connections: number;
   /** The routes' shares (MIX unless `--mix` says otherwise). */
   mix: Mix;
+  /** Which of cases 8 and 9 run (both unless `--only` says otherwise), in this order on one system. */
+  cases: MixedCase[];
   /** The servers' Node options (`--node-options`, bench/node-options.ts); Node's defaults when absent. */
   nodeOptions?: NodeOptions;
 }
@@ -509,6 +555,7 @@ export const mixedPlanFor = (
   sizes: Partial<MixedSizes>,
   connections: number = CONNECTIONS,
   mix: Mix = MIX,
+  cases: MixedCase[] = MIXED_CASES,
 ): MixedPlan => ({
   sizes: {
     users: sizes.users ?? (quick ? 1_000 : 100_000),
@@ -517,13 +564,20 @@ export const mixedPlanFor = (
   seconds: quick ? 3 : 60,
   connections,
   mix,
+  cases,
 });
 
+/** One measured case of the mix: the report's row, and its system run by route. */
+export interface MixedOutcome {
+  outcome: ScenarioOutcome;
+  routes: MixedResult;
+}
+
 /**
- * Case 8 on a running distributed system, through its client node: seeds, then one run of the system
- * (and a run of at most 10 s of the baseline answering the recorded round read to the same mix of
- * requests), with the seeding time in the notes. The bench runs it on the cluster of cases 1–5 when
- * that runs (it saves starting another), else on a cluster of its own (runMixedBench).
+ * Cases 8 and 9 on a running distributed system, through its client node: seeds, then measures each
+ * case asked for (measureMixed), with the seeding time in the notes. The bench runs them on the cluster
+ * of cases 1–5 when that runs (it saves starting another), else on a cluster of their own
+ * (runMixedBench).
  */
 export async function mixedOn(
   baseUrl: string,
@@ -532,14 +586,14 @@ export async function mixedOn(
   baseline: Baseline,
   log: (line: string) => void,
   watched: Watched[] = [],
-): Promise<{ outcome: ScenarioOutcome; routes: MixedResult }> {
+): Promise<MixedOutcome[]> {
   const t0 = Date.now();
   log(
-    `distributed 8: creating ${plan.sizes.users.toLocaleString("en")} users and ` +
+    `distributed 8/9: creating ${plan.sizes.users.toLocaleString("en")} users and ` +
       `${plan.sizes.rounds.toLocaleString("en")} rounds`,
   );
   const fixtures = await seedMixed(client, plan.sizes, log);
-  log(`distributed 8: ready after ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+  log(`distributed 8/9: ready after ${((Date.now() - t0) / 1000).toFixed(1)} s`);
   return measureMixed(baseUrl, fixtures, plan, baseline, log, watched);
 }
 
@@ -557,11 +611,10 @@ function seedingNote(fixtures: MixedFixtures, plan: MixedPlan): string {
 
 /**
  * The same requests against moleculer-web alone (bench/floor-server.ts: one action answering the
- * recorded round read, no authentication, storage or cache), as long as the baseline's run: the most a
+ * recorded round read, no authentication, storage or cache), as long as the system's run: the most a
  * gateway on moleculer-web can serve on this machine, whatever the system behind it does. It starts
- * once the system has gone quiet (untilQuiet: after a run it may still write, compact or publish for
- * seconds), so that it does not share the cores with the system's leftovers. Resolves to its figures,
- * as the report's note gives them.
+ * once the system has gone quiet (untilQuiet: after seeding or a run it may still write, compact or
+ * publish for seconds), so that it does not share the cores with the system's leftovers.
  */
 async function measureFloor(
   scenario: ReturnType<typeof mixedScenario>,
@@ -569,29 +622,36 @@ async function measureFloor(
   seconds: number,
   log: (line: string) => void,
   watched: Watched[],
-): Promise<string> {
+  which: "before" | "after",
+): Promise<ReferenceRun> {
   const recorded = await scenario.record(systemUrl);
   const quiet = await untilQuiet(watched);
   const waited = `${(quiet.waitedMs / 1000).toFixed(0)} s`;
-  const after = quiet.quiet
-    ? `after the system went quiet (${waited})`
-    : `while the system still used ${quiet.cores.toFixed(2)} cores (${waited} after its run)`;
+  const when = quiet.quiet
+    ? `once the system was quiet (${waited})`
+    : `while the system still used ${quiet.cores.toFixed(2)} cores (${waited} waited)`;
   const floor = await startBaseline("moleculer-web");
   try {
     await floor.serve(recorded);
     const meter = cpuMeter([{ name: "floor", pid: () => floor.pid }]);
-    const r = await scenario.measure({ url: floor.url, side: "baseline", round: 0, seconds });
+    const r = await scenario.measure({ url: floor.url, side: "baseline", round: 0, seconds, wholeRun: true });
     const cpuMs = meter.perRequest(r.requests).floor;
-    const figures =
-      `${Math.round(r.rps).toLocaleString("en")} req/s, p99 ${r.p99} ms, errors ${r.errors}` +
-      (cpuMs === undefined ? "" : `, ${cpuMs.toFixed(3)} ms CPU a request`) +
-      `, ${after}`;
-    log(`  8 floor: moleculer-web alone ${figures}`);
-    return figures;
+    log(
+      `  ${scenario.key} moleculer-web alone, ${which} the system's run: ${Math.round(r.rps)} req/s, ` +
+        `p99 ${r.p99} ms, errors ${r.errors}, ${when}`,
+    );
+    return { ...r, cpuMs, when };
   } finally {
     await floor.stop();
   }
 }
+
+/** A moleculer-web run for the notes: its figures and when it ran. */
+const floorNote = (which: string, r: ReferenceRun): string =>
+  `moleculer-web alone ${which}: ${Math.round(r.rps).toLocaleString("en")} req/s, p99 ${r.p99} ms, ` +
+  `errors ${r.errors}` +
+  (r.cpuMs === undefined ? "" : `, ${r.cpuMs.toFixed(3)} ms CPU a request`) +
+  `, ${r.when}`;
 
 /**
  * How long an embedded server holding case 8's data may take to answer after it is started: it reads
@@ -601,7 +661,12 @@ async function measureFloor(
 export const embeddedStartTimeoutMs = (sizes: MixedSizes): number =>
   Math.max(60_000, (sizes.users / 100_000) * 30_000);
 
-/** One run of the mix against a seeded system, with the baseline's run and the framework's floor beside it. */
+/**
+ * Each case of the plan against one seeded system, in turn: moleculer-web alone as long as the system's
+ * run (measureFloor), the bare baseline (at most 10 s), the system's run, the bare baseline again,
+ * moleculer-web alone again. The cases share the seat check's ledgers, so the last check counts the
+ * joins of both.
+ */
 async function measureMixed(
   baseUrl: string,
   fixtures: MixedFixtures,
@@ -609,34 +674,44 @@ async function measureMixed(
   baseline: Baseline,
   log: (line: string) => void,
   watched: Watched[],
-): Promise<{ outcome: ScenarioOutcome; routes: MixedResult }> {
-  const scenario = mixedScenario(fixtures, plan.connections, plan.mix);
-  const outcome = await alternate(scenario, baseUrl, baseline, {
-    rounds: 1,
-    seconds: plan.seconds,
-    log,
-    watched,
-  });
-  const floor = await measureFloor(scenario, baseUrl, plan.seconds, log, watched);
-  outcome.notes.push(
-    `moleculer-web alone (one action answering the recorded round read, nothing else): ${floor}`,
-    seedingNote(fixtures, plan),
-  );
-  return { outcome, routes: outcome.runs[0].system as MixedResult };
+): Promise<MixedOutcome[]> {
+  const seats: SeatBook = new Map();
+  const out: MixedOutcome[] = [];
+  for (const key of plan.cases) {
+    const scenario = mixedScenario(fixtures, { connections: plan.connections, mix: plan.mix, key, seats });
+    log(`${key}: ${scenario.title}`);
+    const before = await measureFloor(scenario, baseUrl, plan.seconds, log, watched, "before");
+    const outcome = await alternate(scenario, baseUrl, baseline, {
+      rounds: 1,
+      seconds: plan.seconds,
+      log,
+      watched,
+    });
+    const after = await measureFloor(scenario, baseUrl, plan.seconds, log, watched, "after");
+    outcome.framework = { before, after };
+    outcome.notes.push(
+      "moleculer-web alone: one action answering the recorded round read, nothing else",
+      floorNote("before", before),
+      floorNote("after", after),
+      seedingNote(fixtures, plan),
+    );
+    out.push({ outcome, routes: outcome.runs[0].system as MixedResult });
+  }
+  return out;
 }
 
 /**
- * Case 8 embedded: the data is created by the services in the bench's process on the server's folder,
- * then the one server process starts on it (bench/systems.ts), as the other embedded cases.
+ * Cases 8 and 9 embedded: the data is created by the services in the bench's process on the server's
+ * folder, then the one server process starts on it (bench/systems.ts), as the other embedded cases.
  */
 export async function runMixedEmbedded(
   plan: MixedPlan,
   baseline: Baseline,
   log: (line: string) => void,
-): Promise<{ outcome: ScenarioOutcome; routes: MixedResult }> {
+): Promise<MixedOutcome[]> {
   const t0 = Date.now();
   log(
-    `embedded 8: creating ${plan.sizes.users.toLocaleString("en")} users and ` +
+    `embedded 8/9: creating ${plan.sizes.users.toLocaleString("en")} users and ` +
       `${plan.sizes.rounds.toLocaleString("en")} rounds`,
   );
   const system = await startEmbedded((broker) => seedMixed(broker, plan.sizes, log), {
@@ -644,7 +719,7 @@ export async function runMixedEmbedded(
     nodeArgs: nodeArgsOf(plan.nodeOptions ?? {}, "embedded"),
   });
   try {
-    log(`embedded 8: ready after ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+    log(`embedded 8/9: ready after ${((Date.now() - t0) / 1000).toFixed(1)} s`);
     return await measureMixed(system.baseUrl, system.fixtures, plan, baseline, log, system.watched);
   } finally {
     await system.stop();
@@ -655,11 +730,11 @@ export async function runMixedBench(
   plan: MixedPlan,
   baseline: Baseline,
   log: (line: string) => void,
-): Promise<{ outcome: ScenarioOutcome; routes: MixedResult }> {
-  // Embedded stores, as the other cases (bench/systems.ts).
+): Promise<MixedOutcome[]> {
+  // The stores the other cases use (bench/systems.ts).
   const cluster = await startCluster({
-    store: "embedded",
-    env: BENCH_LIMITS,
+    store: benchStore(),
+    env: { ...BENCH_LIMITS, ...mongoCredentials() },
     nodeArgs: distributedNodeArgs(plan.nodeOptions ?? {}),
   });
   try {

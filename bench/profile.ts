@@ -1,5 +1,5 @@
 /**
- * `npm run -s bench:profile -- --case <1|2|3|4a|4b|5|8> --topology <embedded|distributed> [--seconds N]
+ * `npm run -s bench:profile -- --case <1|2|3|4a|4b|5|8|9> --topology <embedded|distributed> [--seconds N]
  * [--users N --rounds N --mix round=80,join=5,…] [--node-options …]`: CPU profiles of one case under
  * its load (Node options of the servers as in bench/node-options.ts).
  * - embedded: the one server process runs with `node --cpu-prof`;
@@ -23,6 +23,7 @@ import {
   mixedScenario,
   parseMix,
   seedMixed,
+  type MixedCase,
   type MixedSizes,
 } from "./mixed";
 import type { LoadResult } from "./load";
@@ -40,7 +41,11 @@ export const PROFILED: Record<string, string[]> = {
   "4b": ["users"],
   "5": ["auth"],
   "8": ALL_SERVICES,
+  "9": ALL_SERVICES,
 };
+
+/** The mixed workload's cases (bench/mixed.ts). */
+const isMixed = (key: string): key is MixedCase => key === "8" || key === "9";
 
 const CASES = Object.keys(PROFILED);
 
@@ -99,7 +104,7 @@ async function main(): Promise<void> {
       ? startEmbedded(seed, {
           nodeArgs: [...nodeArgsOf(nodeOptions, "embedded"), ...profArgs("embedded")],
           stopSignal: "SIGINT",
-          ...(key === "8" && { startTimeoutMs: embeddedStartTimeoutMs(mixedSizes) }),
+          ...(isMixed(key) && { startTimeoutMs: embeddedStartTimeoutMs(mixedSizes) }),
         })
       : startDistributed(seed, {
           nodeArgs: {
@@ -113,11 +118,15 @@ async function main(): Promise<void> {
   log(`== profile: case ${key}, ${topology} (${processes.join(", ")}): starting, creating the data`);
   let scenario: Scenario;
   let system: System<unknown>;
-  if (key === "8") {
+  if (isMixed(key)) {
     const s = await start((b) => seedMixed(b, mixedSizes, log));
     system = s;
     const mix = flag("mix");
-    scenario = mixedScenario(s.fixtures, CONNECTIONS, mix === undefined ? MIX : parseMix(mix));
+    scenario = mixedScenario(s.fixtures, {
+      connections: CONNECTIONS,
+      mix: mix === undefined ? MIX : parseMix(mix),
+      key,
+    });
   } else {
     const sizes = sizesFor(key);
     const s = await start((b) => createFixtures(b, sizes));

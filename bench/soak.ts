@@ -1,6 +1,6 @@
 /**
- * `npm run bench -- --soak [--minutes N] [--users N --rounds N]`: case 8, the mixed workload
- * (bench/mixed.ts), for N minutes (10 by default; 1 with --quick) against the embedded system on its
+ * `npm run bench -- --soak [--minutes N] [--users N --rounds N]`: case 9, the mixed workload
+ * with a new caller for every request (bench/mixed.ts; the most callers to remember), for N minutes (10 by default; 1 with --quick) against the embedded system on its
  * default settings, in one-minute runs. Before the first run, after each one and at the end it reads the
  * server's resident memory, its heap after a full garbage collection (through the inspector the server
  * is started with), and the store on disk (the collections' files, the media folder); at the start and
@@ -142,7 +142,7 @@ export async function runSoak(quick: boolean, log: (line: string) => void): Prom
   let filesAfterStop: Record<string, number> = {};
   try {
     await sample(0, 0);
-    const scenario = mixedScenario(fixtures);
+    const scenario = mixedScenario(fixtures, { key: "9" });
     for (let minute = 1; minute <= minutes; minute++) {
       const run = { url: system.baseUrl, side: "system" as const, round: minute, seconds: 60 };
       const result = (await scenario.measure(run)) as MixedResult;
@@ -198,7 +198,7 @@ export async function runSoak(quick: boolean, log: (line: string) => void): Prom
   }));
   const header = [
     machineHeader(quick ? "quick" : "full"),
-    `Soak: case 8 (the mixed workload) for ${minutes} one-minute runs, 256 connections, against the ` +
+    `Soak: case 9 (the mixed workload, every request a new caller) for ${minutes} one-minute runs, 256 connections, against the ` +
       `embedded system (one process, default settings) over ${plan.sizes.users.toLocaleString("en")} users ` +
       `and ${plan.sizes.rounds.toLocaleString("en")} rounds. ${total.toLocaleString("en")} requests in all, ` +
       `${errors} unexpected answers; statuses ${Object.entries(statuses)

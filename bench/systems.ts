@@ -3,7 +3,9 @@
  * - embedded: one process, `node dist/bin/start.js` with default settings on a prepared DATA_DIR;
  * - distributed: the integration tier's cluster (gateway and each service as its own process over a
  *   private nats-server and redis-server, test/support/cluster.ts).
- * Either way the servers are processes of their own, apart from the load generator.
+ * Either way the servers are processes of their own, apart from the load generator. They store in
+ * embedded stores, or, when the bench's environment has MONGO_URI, in MongoDB: a fresh database of that
+ * server per system, dropped when it stops (benchStore).
  */
 import fs from "node:fs";
 import type { ChildProcess } from "node:child_process";
@@ -11,6 +13,7 @@ import type { ServiceBroker } from "moleculer";
 import { loadConfig } from "../shared/config";
 import { createBroker } from "../app/broker";
 import { startCluster, type Cluster, type ClusterOptions } from "../test/support/cluster";
+import { dropDatabase, mongoForTests, uniqueDatabaseName, withDatabase } from "../test/support/mongo";
 import { stopProcess as stopChild } from "../test/support/processes";
 import type { Fixtures } from "./fixtures";
 import type { Watched } from "./cpu";
@@ -31,6 +34,44 @@ export interface System<F = Fixtures> {
   /** Its server processes, for their CPU time per request (bench/cpu.ts). */
   watched: Watched[];
   stop(): Promise<void>;
+}
+
+/**
+ * Where the systems of cases 1–5, 8 and 9 store: MongoDB when the bench's environment has MONGO_URI (an
+ * operator measuring production's store), else an embedded store per process, which keeps runs on one
+ * machine comparable. Cases 6 and 7 keep embedded stores either way.
+ */
+export const benchStore = (): "mongodb" | "embedded" => (mongoForTests().uri ? "mongodb" : "embedded");
+
+/** MONGO_USER and MONGO_PASSWORD from the bench's environment, for the servers (never in the URI). */
+export function mongoCredentials(): Record<string, string> {
+  const { MONGO_USER, MONGO_PASSWORD } = process.env;
+  return MONGO_USER && MONGO_PASSWORD ? { MONGO_USER, MONGO_PASSWORD } : {};
+}
+
+/** The report header's line on the stores, naming MongoDB's hosts only. */
+export function storeHeader(): string {
+  const uri = mongoForTests().uri;
+  if (!uri) return "Stores: embedded (each server process its own folder); MONGO_URI was not set.";
+  const hosts = /^mongodb(?:\+srv)?:\/\/(?:[^@/]*@)?([^/?]+)/.exec(uri)?.[1] ?? "?";
+  return (
+    `Stores: MongoDB at ${hosts} (MONGO_URI), a fresh database per system of cases 1–5, 8 and 9, ` +
+    "dropped after it; cases 6 and 7 keep embedded stores."
+  );
+}
+
+/** A fresh database of MONGO_URI's server for one embedded system, or null (embedded stores). */
+function freshDatabase(): string | null {
+  const uri = mongoForTests().uri;
+  return uri ? withDatabase(uri, uniqueDatabaseName("bench")) : null;
+}
+
+/** Drops a system's database; a failure to drop is said, not fatal (the measurement is done). */
+async function dropQuietly(uri: string | null): Promise<void> {
+  if (!uri) return;
+  await dropDatabase(uri).catch((err: Error) =>
+    process.stderr.write(`could not drop the bench's database ${uri.split("/").pop()}: ${err.message}\n`),
+  );
 }
 
 const healthy = (baseUrl: string) => () => fetch(`${baseUrl}/health`).then((r) => r.status === 200);
@@ -59,7 +100,12 @@ export async function startEmbedded<F>(
 ): Promise<System<F> & { process: ChildProcess; dataDir: string; stopServer(): Promise<void> }> {
   const dataDir = tmpDir("bench-http-");
   const port = await freePort();
-  const env = { PORT: String(port), DATA_DIR: dataDir };
+  const mongoUri = freshDatabase();
+  const env: Record<string, string> = {
+    PORT: String(port),
+    DATA_DIR: dataDir,
+    ...(mongoUri && { MONGO_URI: mongoUri, ...mongoCredentials() }),
+  };
   const config = loadConfig({ ...cleanEnv(env), LOG_LEVEL: "error" });
   const prep = createBroker(
     config,
@@ -73,6 +119,7 @@ export async function startEmbedded<F>(
   } catch (err) {
     await prep.stop();
     fs.rmSync(dataDir, { recursive: true, force: true });
+    await dropQuietly(mongoUri);
     throw err;
   }
   // Stopping closes the store and releases its folder for the server.
@@ -85,6 +132,7 @@ export async function startEmbedded<F>(
   } catch (err) {
     await stopProcess(server);
     fs.rmSync(dataDir, { recursive: true, force: true });
+    await dropQuietly(mongoUri);
     throw err;
   }
   return {
@@ -99,6 +147,7 @@ export async function startEmbedded<F>(
     async stop() {
       await stopProcess(server, opts.stopSignal);
       fs.rmSync(dataDir, { recursive: true, force: true });
+      await dropQuietly(mongoUri);
     },
   };
 }
@@ -112,8 +161,11 @@ export async function startDistributed<F>(
   seed: Seeder<F>,
   opts: { nodeArgs?: ClusterOptions["nodeArgs"]; stopSignal?: NodeJS.Signals } = {},
 ): Promise<System<F>> {
-  // Embedded stores, whatever MONGO_URI says: results stay comparable from one run to the next.
-  const cluster = await startCluster({ nodeArgs: opts.nodeArgs, store: "embedded", env: BENCH_LIMITS });
+  const cluster = await startCluster({
+    nodeArgs: opts.nodeArgs,
+    store: benchStore(),
+    env: { ...BENCH_LIMITS, ...mongoCredentials() },
+  });
   const stop = async () => {
     const chosen = [...cluster.processes.values()].filter((p) => opts.nodeArgs?.[p.name]);
     await Promise.all(chosen.map((p) => stopChild(p.child, opts.stopSignal ?? "SIGTERM")));

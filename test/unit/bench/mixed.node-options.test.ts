@@ -1,5 +1,5 @@
 /**
- * Case 8 starts servers of its own (always embedded; distributed when cases 1–5 do not run). Those must
+ * Cases 8 and 9 start servers of their own (always embedded; distributed when cases 1–5 do not run). Those must
  * start with the bench's `--node-options` as the other cases' do: a comparison of Node options on case 8
  * is otherwise a comparison of Node's defaults with themselves. The start-up functions are replaced by
  * ones that record what they were given and stop there.
@@ -52,5 +52,22 @@ describe("case 8's own servers and the bench's --node-options", () => {
     await expect(runMixedBench(plan, baseline, quiet)).rejects.toThrow();
     expect(jest.mocked(startEmbedded).mock.calls[0][1]?.nodeArgs).toEqual([]);
     expect(jest.mocked(startCluster).mock.calls[0][0]?.nodeArgs).toEqual({});
+  });
+});
+
+describe("case 8's own cluster and MONGO_URI", () => {
+  const saved = process.env.MONGO_URI;
+  beforeEach(() => jest.clearAllMocks());
+  afterEach(() => {
+    if (saved === undefined) delete process.env.MONGO_URI;
+    else process.env.MONGO_URI = saved;
+  });
+
+  it("when the bench's environment has MONGO_URI, then the cluster stores in MongoDB; without it, in embedded stores", async () => {
+    process.env.MONGO_URI = "mongodb://127.0.0.1:27017/rounds";
+    await expect(runMixedBench(mixedPlanFor(true, {}), baseline, quiet)).rejects.toThrow();
+    delete process.env.MONGO_URI;
+    await expect(runMixedBench(mixedPlanFor(true, {}), baseline, quiet)).rejects.toThrow();
+    expect(jest.mocked(startCluster).mock.calls.map(([o]) => o?.store)).toEqual(["mongodb", "embedded"]);
   });
 });

@@ -82,3 +82,26 @@ describe("a case run on another Node", () => {
     }
   });
 });
+
+describe("the references around the system's runs", () => {
+  const at = (rps: number): LoadResult => ({ ...load, rps });
+
+  it("when a case has a baseline run after its last round and moleculer-web alone around it, then every run is a row, in the order run", () => {
+    const o = outcome(1, {
+      runs: [{ baseline: at(200), system: at(100) }],
+      closing: at(300),
+      framework: { before: { ...at(400), when: "" }, after: { ...at(500), when: "" } },
+    });
+    const rows = runRows([{ topology: "embedded", outcomes: [o] }]);
+    expect(rows.map((r) => [r.round, r.side, r["req/s"]])).toEqual([
+      ["before", "moleculer-web alone", "400"],
+      [1, "baseline", "200"],
+      [1, "system", "100"],
+      ["after", "baseline", "300"],
+      ["after", "moleculer-web alone", "500"],
+    ]);
+    const [row] = httpRows([{ topology: "embedded", outcomes: [o] }]);
+    expect(row["vs baseline"]).toBe("40.0% (33.3–50.0%)");
+    expect(row["vs moleculer-web alone"]).toBe("22.2% (20.0–25.0%); p99 1.00× (1.00–1.00×)");
+  });
+});
