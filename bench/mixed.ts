@@ -508,8 +508,11 @@ export function mixedScenario(
       });
       const verdict = seatVerdict(readings, SEATS);
       if (!sessions || begun === 0) return verdict;
-      const each = (sent / begun).toFixed(1);
-      return `${verdict}; ${begun.toLocaleString("en")} sessions begun, ${each} requests answered a session`;
+      // Sessions still open when a run stops were cut short: in a short run most are.
+      return (
+        `${verdict}; ${begun.toLocaleString("en")} sessions begun (${connections} at the start), ` +
+        `${(sent / begun).toFixed(1)} requests answered a session`
+      );
     },
   };
 }
@@ -690,8 +693,7 @@ async function measureMixed(
     const after = await measureFloor(scenario, baseUrl, plan.seconds, log, watched, "after");
     outcome.framework = { before, after };
     outcome.notes.push(
-      "moleculer-web alone: one action answering the recorded round read, nothing else",
-      floorNote("before", before),
+      floorNote("(one action answering the recorded round read, nothing else) before", before),
       floorNote("after", after),
       seedingNote(fixtures, plan),
     );
