@@ -24,7 +24,7 @@ import { ACCESS_TTL_SECONDS, inParallel, kettleFor, type BenchUser } from "./fix
 import type { Row } from "./lib";
 import { load, type LoadResult } from "./load";
 import { bearer, type Scenario } from "./scenarios/scenario";
-import { SeatLedger, seatVerdict } from "./seats";
+import { paymentProblems, SeatLedger, seatedByJoin, seatVerdict } from "./seats";
 import { startCluster } from "../test/support/cluster";
 import { cpuMeter, untilQuiet, type Watched } from "./cpu";
 import { distributedNodeArgs, nodeArgsOf, type NodeOptions } from "./node-options";
@@ -322,6 +322,18 @@ export interface MixedOptions {
 /** A run of the mix; `wholeRun` makes a reference run as long as the system's (else at most 10 s). */
 type MixedRun = Parameters<Scenario["measure"]>[0] & { wholeRun?: boolean };
 
+/**
+ * The users with a refresh in flight, by data set, shared by every scenario run on it (cases 8 and 9): a
+ * refresh still unanswered when a run stopped may have rotated the user's refresh token on the server,
+ * so that user never refreshes again (presenting the old token would be refused as reused).
+ */
+const inFlightRefreshes = new WeakMap<MixedFixtures, Set<number>>();
+function refreshingOf(f: MixedFixtures): Set<number> {
+  let users = inFlightRefreshes.get(f);
+  if (!users) inFlightRefreshes.set(f, (users = new Set()));
+  return users;
+}
+
 export function mixedScenario(
   f: MixedFixtures,
   opts: MixedOptions = {},
@@ -339,7 +351,7 @@ export function mixedScenario(
   let begun = 0;
   let sent = 0;
   // A user refreshes once at a time, as a client does: the next refresh presents the last answer's token.
-  const refreshing = new Set<number>();
+  const refreshing = refreshingOf(f);
   const idleUser = () => {
     for (let tries = 0; tries < 8; tries++) {
       const u = anyUser();
@@ -506,7 +518,7 @@ export function mixedScenario(
         const { members_count } = (await res.json()) as { members_count: number };
         return { round: f.rounds[r], ledger, membersCount: members_count };
       });
-      const verdict = seatVerdict(readings, SEATS);
+      const verdict = `${seatVerdict(readings, SEATS)}; ${await checkPayments(url, f, ledgers)}`;
       if (!sessions || begun === 0) return verdict;
       // Sessions still open when a run stops were cut short: in a short run most are.
       return (
@@ -515,6 +527,41 @@ export function mixedScenario(
       );
     },
   };
+}
+
+/** How long the payments of the joins may take to appear: they are made from each join's outbox entry. */
+const PAYMENTS_SETTLE_MS = 30_000;
+
+/**
+ * One payment per join: each caller a join seated lists exactly one payment for that round, none two
+ * for a round (bench/seats.ts). Read through GET /users/payments with each caller's current token; the
+ * payments are made after the join answers, so callers not yet right are read again until
+ * PAYMENTS_SETTLE_MS. Throws when some are still wrong then.
+ */
+async function checkPayments(
+  url: string,
+  f: MixedFixtures,
+  ledgers: Map<number, SeatLedger>,
+): Promise<string> {
+  const seated = seatedByJoin([...ledgers].map(([r, ledger]): [string, SeatLedger] => [f.rounds[r], ledger]));
+  const byId = new Map(f.users.map((u) => [u.id, u]));
+  const payments = new Map<string, { round_id: string }[]>();
+  const deadline = Date.now() + PAYMENTS_SETTLE_MS;
+  let pending = [...seated.keys()];
+  for (;;) {
+    await inParallel(pending, 32, async (id) => {
+      const res = await fetch(`${url}/users/payments`, { headers: bearer(byId.get(id)?.access ?? "") });
+      if (res.status !== 200) throw new Error(`payments check: GET /users/payments answered ${res.status}`);
+      payments.set(id, (await res.json()) as { round_id: string }[]);
+    });
+    pending = pending.filter((id) => paymentProblems(new Map([[id, seated.get(id)!]]), payments) !== null);
+    if (pending.length === 0 || Date.now() > deadline) break;
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+  }
+  const problems = paymentProblems(seated, payments);
+  if (problems) throw new Error(`payments check: ${problems}`);
+  const joins = [...seated.values()].reduce((a, rounds) => a + rounds.size, 0);
+  return `one payment per join (${joins.toLocaleString("en")} joins, ${seated.size.toLocaleString("en")} callers)`;
 }
 
 const fixed = (n: number) => n.toLocaleString("en", { maximumFractionDigits: 0 });

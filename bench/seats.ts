@@ -1,5 +1,5 @@
 /**
- * Case 8's seat check: after a run, every round a join reached must hold exactly its seeded members and
+ * Cases 8 and 9's seat and payment checks. Seats: after a run, every round a join reached must hold exactly its seeded members and
  * the callers a join seated, and never more members than seats. Joins still unanswered when a timed run
  * stops may or may not have taken a seat, so they widen the allowed count by their number, never the
  * seat limit. A repeated join answers 200 and changes nothing (docs/decisions/0006-round-fields.md),
@@ -59,4 +59,39 @@ export function seatVerdict(readings: readonly SeatReading[], seats: number): st
     `members and the callers seated (${taken.toLocaleString("en")} seats taken), none over ${seats}` +
     (unanswered > 0 ? `; ${unanswered} joins unanswered when the run stopped` : "")
   );
+}
+
+/** The rounds each caller was seated in by a join (a 200 to a caller not among the round's seeded members). */
+export function seatedByJoin(ledgers: Iterable<[string, SeatLedger]>): Map<string, Set<string>> {
+  const seated = new Map<string, Set<string>>();
+  for (const [round, ledger] of ledgers) {
+    for (const user of [...ledger.members].slice(ledger.seeded)) {
+      let rounds = seated.get(user);
+      if (!rounds) seated.set(user, (rounds = new Set()));
+      rounds.add(round);
+    }
+  }
+  return seated;
+}
+
+/**
+ * The payments check: each caller a join seated has exactly one payment for that round, and nobody has
+ * two for one round (a join unanswered when the run stopped may have made one). `payments` are each
+ * seated caller's, by user id. Null when it holds; otherwise what is wrong, for the first few callers.
+ */
+export function paymentProblems(
+  seated: Map<string, Set<string>>,
+  payments: Map<string, readonly { round_id: string }[]>,
+): string | null {
+  const problems: string[] = [];
+  for (const [user, rounds] of seated) {
+    const count = new Map<string, number>();
+    for (const p of payments.get(user) ?? []) count.set(p.round_id, (count.get(p.round_id) ?? 0) + 1);
+    for (const round of rounds) {
+      if (count.get(round) !== 1) problems.push(`${user} has ${count.get(round) ?? 0} payments for ${round}`);
+    }
+    for (const [round, n] of count)
+      if (n > 1 && !rounds.has(round)) problems.push(`${user} has ${n} for ${round}`);
+  }
+  return problems.length === 0 ? null : `${problems.length} wrong: ${problems.slice(0, 3).join("; ")}`;
 }

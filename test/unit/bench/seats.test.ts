@@ -1,4 +1,4 @@
-import { SeatLedger, seatVerdict } from "../../../bench/seats";
+import { paymentProblems, SeatLedger, seatedByJoin, seatVerdict } from "../../../bench/seats";
 
 /** A ledger of a round created with `seeded` and joined by `answers` (caller, status), `pending` unanswered. */
 function ledgerOf(seeded: string[], answers: [string, number][], pending = 0): SeatLedger {
@@ -58,5 +58,41 @@ describe("bench case 8 seat check", () => {
     expect(() => seatVerdict([{ round: "r1", ledger, membersCount: 5 }], 50)).toThrow(
       /2 joins were unanswered/,
     );
+  });
+});
+
+describe("bench cases 8 and 9 payment check", () => {
+  const seated = seatedByJoin([
+    [
+      "r1",
+      ledgerOf(
+        ["a"],
+        [
+          ["b", 200],
+          ["a", 200],
+          ["c", 409],
+        ],
+      ),
+    ],
+    ["r2", ledgerOf([], [["b", 200]])],
+  ]);
+
+  it("when callers are seated by joins, then only they are expected to pay, once per round", () => {
+    expect(seated).toEqual(new Map([["b", new Set(["r1", "r2"])]]));
+  });
+
+  it("when each seated caller has one payment per round, then nothing is wrong", () => {
+    const payments = new Map([["b", [{ round_id: "r1" }, { round_id: "r2" }, { round_id: "r9" }]]]);
+    expect(paymentProblems(seated, payments)).toBeNull();
+  });
+
+  it("when a payment is missing or doubled, then the check says which", () => {
+    expect(paymentProblems(seated, new Map([["b", [{ round_id: "r1" }]]]))).toBe(
+      "1 wrong: b has 0 payments for r2",
+    );
+    const doubled = new Map([
+      ["b", [{ round_id: "r1" }, { round_id: "r2" }, { round_id: "r9" }, { round_id: "r9" }]],
+    ]);
+    expect(paymentProblems(seated, doubled)).toBe("1 wrong: b has 2 for r9");
   });
 });
