@@ -203,7 +203,12 @@ const RoundsServiceSchema: ServiceSchema<Record<string, never>, RoundsService> =
      * Profiles and item around a round document, cached per (round, revision). Callers asking for the
      * same revision meanwhile (a batch of joins shares one) share its assembly.
      */
-    snapshotOf(this: RoundsService, ctx: Context, doc: RoundRead, base?: RoundSnapshot): Promise<RoundSnapshot> {
+    snapshotOf(
+      this: RoundsService,
+      ctx: Context,
+      doc: RoundRead,
+      base?: RoundSnapshot,
+    ): Promise<RoundSnapshot> {
       const key = snapshotKey(doc._id, doc.rev);
       const local = this.snapshots.get(key);
       if (local) return Promise.resolve(local);
@@ -242,7 +247,8 @@ const RoundsServiceSchema: ServiceSchema<Record<string, never>, RoundsService> =
       }
       const now = Date.now();
       const ttlMs = this.config.cacheTtlSeconds * 1000;
-      const derived = base && (await deriveSnapshot(base, doc, now, ttlMs, (ids) => this.profilesOf(ctx, ids)));
+      const derived =
+        base && (await deriveSnapshot(base, doc, now, ttlMs, (ids) => this.profilesOf(ctx, ids)));
       let snap = derived;
       if (!snap) {
         const [profiles, item] = await Promise.all([

@@ -1,12 +1,24 @@
 import { deriveSnapshot } from "../../../../services/rounds/round-snapshot";
 import type { UserProfile } from "../../../../shared/contracts/users";
-import { ALICE, BOB, makeItem, makeRoundDoc, makeSnapshot, membersOf, OWNER, profiles } from "../../support/fixtures";
+import {
+  ALICE,
+  BOB,
+  makeItem,
+  makeRoundDoc,
+  makeSnapshot,
+  membersOf,
+  OWNER,
+  profiles,
+} from "../../support/fixtures";
 
 const TTL = 60_000;
 const profileOf = (id: string): UserProfile => ({ ...profiles[ALICE], id, username: `user_${id}` });
 
 describe("deriveSnapshot", () => {
-  const base = makeSnapshot({ members: membersOf(ALICE) }, { [OWNER]: profiles[OWNER], [ALICE]: profiles[ALICE] });
+  const base = makeSnapshot(
+    { members: membersOf(ALICE) },
+    { [OWNER]: profiles[OWNER], [ALICE]: profiles[ALICE] },
+  );
   const joined = makeRoundDoc({ members: membersOf(ALICE, BOB), members_count: 2, rev: 2 });
 
   it("when a member joined, then only the newcomer's profile is read and the rest is reused", async () => {

@@ -63,7 +63,9 @@ function fakeDeps(initial: RoundDoc, friends: [string, string][] = []) {
   const deps = {
     repo,
     fullRounds: new FullRounds(),
-    snapshotOf: jest.fn(async (doc: RoundDoc, _base?: RoundSnapshot) => buildSnapshot(doc, profiles, makeItem(), Date.now())),
+    snapshotOf: jest.fn(async (doc: RoundDoc, _base?: RoundSnapshot) =>
+      buildSnapshot(doc, profiles, makeItem(), Date.now()),
+    ),
     invalidate: jest.fn(async (_roundId: string, _rev: number) => undefined),
     areFriends: jest.fn(async (a: string, b: string) =>
       friends.some(([x, y]) => (x === a && y === b) || (x === b && y === a)),
