@@ -257,8 +257,9 @@ const RoundsServiceSchema: ServiceSchema<Record<string, never>, RoundsService> =
         ]);
         snap = buildSnapshot(doc, profiles, item, now);
       }
-      const leftMs = snap.assembled_at + ttlMs - Date.now();
-      this.snapshots.set(key, snap, Date.now(), leftMs);
+      const kept = Date.now();
+      const leftMs = snap.assembled_at + ttlMs - kept;
+      this.snapshots.set(key, snap, kept, leftMs);
       if (cacher) await cacher.set(key, snap, Math.max(1, Math.ceil(leftMs / 1000)));
       return snap;
     },
