@@ -18,6 +18,7 @@ import { redisClientOptions } from "../shared/runtime/redis-options";
 import { natsConnectionOptions } from "../shared/runtime/nats-options";
 import { ReconnectingNatsTransporter } from "../shared/runtime/nats-transporter";
 import { CallsAcrossLossMiddleware } from "../shared/runtime/nats-calls-across-loss";
+import { ReconnectAwareDiscoverer } from "../shared/runtime/nats-discoverer";
 import { ACK_WAIT_SECONDS, MAX_DELIVERIES } from "../services/notifier/delivery-bounds";
 import { OUTBOX_RETENTION_MS } from "../shared/outbox/expiry";
 
@@ -154,7 +155,13 @@ export function brokerOptions(config: Config): BrokerOptions {
       factor: 2,
       check: (err) => !!(err as { retryable?: boolean }).retryable,
     },
-    registry: { strategy: "RoundRobin", preferLocal: true },
+    registry: {
+      strategy: "RoundRobin",
+      preferLocal: true,
+      // Over NATS: a peer is not dropped for the beats this node missed while its own connection was
+      // down (shared/runtime/nats-discoverer).
+      ...(transporter ? { discoverer: new ReconnectAwareDiscoverer(transporter) } : {}),
+    },
     // How often a starting service looks for the services it depends on (a local registry lookup, cheap);
     // the default second makes every start-up wait a second for nothing.
     dependencyInterval: 100,

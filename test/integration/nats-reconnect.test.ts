@@ -6,6 +6,7 @@
  */
 import { Errors, ServiceBroker, Transporters, type Context, type Transporter } from "moleculer";
 import { CallsAcrossLossMiddleware } from "../../shared/runtime/nats-calls-across-loss";
+import { ReconnectAwareDiscoverer } from "../../shared/runtime/nats-discoverer";
 import { ReconnectingNatsTransporter } from "../../shared/runtime/nats-transporter";
 import { requireBinary, startNatsServer, type RunningBroker } from "../support/brokers";
 
@@ -16,15 +17,17 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /**
  * A broker whose `$transporter.connected` events once started are listed, with an `echo` service (`say`
  * answers at once, `slowly` after 9 s) or none; with the subclass, with the middleware for calls in
- * flight at a loss.
+ * flight at a loss and the discoverer that does not hold this node's own outage against its peers, as
+ * app/broker-options.ts gives them.
  */
 function brokerWith(nodeID: string, transporter: Transporter, echo: boolean) {
   const connected: boolean[] = [];
+  const ours = transporter instanceof ReconnectingNatsTransporter;
   const broker = new ServiceBroker({
     nodeID,
     transporter,
-    middlewares:
-      transporter instanceof ReconnectingNatsTransporter ? [CallsAcrossLossMiddleware(transporter)] : [],
+    middlewares: ours ? [CallsAcrossLossMiddleware(transporter)] : [],
+    registry: ours ? { discoverer: new ReconnectAwareDiscoverer(transporter) } : {},
     logger: false,
     heartbeatInterval: 1,
     heartbeatTimeout: 2,
@@ -87,8 +90,9 @@ maybe("a NATS server restarted under Moleculer's transporter", () => {
     const answer = caller.broker.call("echo.say", { word: "held" }, { timeout: 8000, retries: 0 });
     await restart;
     await expect(answer).resolves.toBe("held");
-    for (const until = Date.now() + 5000; caller.connected.length < 1 && Date.now() < until;)
-      await sleep(100);
+    // Each says so once its transit has announced it again, on its own reconnect's schedule.
+    const bothSaid = () => caller.connected.length > 0 && callee.connected.length > 0;
+    for (const until = Date.now() + 5000; !bothSaid() && Date.now() < until;) await sleep(100);
     expect(caller.connected).toEqual([true]);
     expect(callee.connected).toEqual([true]);
     // Both stay in each other's registry: neither was dropped for the beats missed meanwhile.
