@@ -48,13 +48,63 @@ export interface Section {
   rows: Row[];
 }
 
+/** A cell longer than this is prose: the table names it by number and it follows the table. */
+const CELL_MAX_CHARS = 60;
+/** Prose lines of a report are wrapped at this width, so that each reads as text. */
+const LINE_MAX_CHARS = 100;
+
+/** `text` wrapped at LINE_MAX_CHARS (at spaces), each line after the first starting with `indent`. */
+function wrap(text: string, indent = ""): string {
+  const lines: string[] = [];
+  let line = "";
+  for (const word of text.split(" ")) {
+    if (line && line.length + 1 + word.length > LINE_MAX_CHARS) {
+      lines.push(line);
+      line = indent + word;
+    } else line = line ? `${line} ${word}` : word;
+  }
+  return [...lines, line].join("\n");
+}
+
+/** The header's paragraphs (separated by blank lines), each wrapped. */
+const wrapParagraphs = (text: string): string =>
+  text
+    .split("\n\n")
+    .map((p) => wrap(p))
+    .join("\n\n");
+
+/**
+ * The rows as a Markdown table. A cell longer than CELL_MAX_CHARS keeps its first words and a number,
+ * "… [n]"; its whole text is item n of the list after the table.
+ */
 function markdownTable(rows: Row[]): string[] {
   const cols = Object.keys(rows[0] ?? {});
-  return [
+  const prose: string[] = [];
+  const cell = (value: unknown): string => {
+    const text = String(value ?? "");
+    if (text.length <= CELL_MAX_CHARS) return text;
+    prose.push(text);
+    const cut = text.lastIndexOf(" ", CELL_MAX_CHARS);
+    return `${text.slice(0, cut > 0 ? cut : CELL_MAX_CHARS)} … [${prose.length}]`;
+  };
+  const table = [
     `| ${cols.join(" | ")} |`,
     `|${cols.map(() => "---").join("|")}|`,
-    ...rows.map((r) => `| ${cols.map((c) => String(r[c] ?? "")).join(" | ")} |`),
+    ...rows.map((r) => `| ${cols.map((c) => cell(r[c])).join(" | ")} |`),
   ];
+  const notes = prose.map((text, i) => wrap(`${i + 1}. ${text}`, " ".repeat(`${i + 1}. `.length)));
+  return notes.length > 0 ? [...table, "", ...notes] : table;
+}
+
+/** A report as Markdown: its title, its header's paragraphs, and a section (a table) per title. */
+export function resultsMarkdown(name: string, header: string, sections: Section[]): string {
+  return [
+    `# ${name}`,
+    "",
+    wrapParagraphs(header),
+    "",
+    ...sections.flatMap((s) => [`## ${s.title}`, "", ...markdownTable(s.rows), ""]),
+  ].join("\n");
 }
 
 /**
@@ -70,13 +120,7 @@ export function writeResults(
 ): string {
   const stamp = new Date().toISOString().replace(/[:.]/g, "-");
   const dir = path.join(root, "bench", "results");
-  const md = [
-    `# ${name}`,
-    "",
-    header,
-    "",
-    ...sections.flatMap((s) => [`## ${s.title}`, "", ...markdownTable(s.rows), ""]),
-  ].join("\n");
+  const md = resultsMarkdown(name, header, sections);
   if (keep) {
     fs.mkdirSync(dir, { recursive: true });
     fs.writeFileSync(

@@ -1,4 +1,4 @@
-import { missingHeapArgs } from "../../../bench/lib";
+import { missingHeapArgs, resultsMarkdown } from "../../../bench/lib";
 
 describe("the bench's own heap", () => {
   const larger = ["--max-old-space-size=16384"];
@@ -21,5 +21,26 @@ describe("the bench's own heap", () => {
 
   it("when the heap is already set, then nothing is added (so the bench never restarts itself twice)", () => {
     expect(missingHeapArgs(["--scaling"], ["--max-old-space-size=8192"])).toEqual([]);
+  });
+});
+
+describe("a report's Markdown", () => {
+  const long = `${"word ".repeat(30)}end`;
+  const md = resultsMarkdown("bench", `header ${"text ".repeat(40)}end`, [
+    { title: "All cases", rows: [{ case: "1. short", notes: long }] },
+  ]);
+  const lines = md.split("\n");
+
+  it("when a cell holds more than a short phrase, then the table keeps its first words and a number, and its whole text follows the table", () => {
+    expect(lines).toContain(
+      "| 1. short | word word word word word word word word word word word word … [1] |",
+    );
+    const item = md.slice(md.indexOf("\n1. word"));
+    expect(item.replace(/\s+/g, " ").trim()).toBe(`1. ${long}`);
+  });
+
+  it("when a report is written, then no line of its prose or its notes is longer than 100 characters", () => {
+    expect(lines.filter((l) => !l.startsWith("|") && l.length > 100)).toEqual([]);
+    expect(lines.filter((l) => l.startsWith("header") || l.startsWith("text")).length).toBeGreaterThan(1);
   });
 });
