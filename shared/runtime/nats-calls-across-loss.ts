@@ -12,7 +12,7 @@
  * `removePendingRequest`, as an answer would have removed it.
  */
 import { Errors, type Context, type Middleware, type ServiceBroker } from "moleculer";
-import type { ReconnectingNatsTransporter } from "./nats-transporter";
+import { RECONNECT_WINDOW_MS, type ReconnectingNatsTransporter } from "./nats-transporter";
 
 interface InFlight {
   nodeID: string;
@@ -24,12 +24,9 @@ interface InFlight {
 const SETTLE_MS = 1000;
 
 /**
- * After this node's connection is back, how long a call that finds no node of its service waits for one
- * to announce itself again: the others reconnect on their own schedule, and one silent for longer than
- * `heartbeatTimeout` (2 s) meanwhile is dropped from the registry until its INFO arrives. The peers' own
- * wait (3 s, ./nats-transporter) plus the heartbeat check's period.
+ * Within RECONNECT_WINDOW_MS of this node's reconnect, how long a call that finds no node of its service
+ * waits for one to announce itself again: the others reconnect on their own schedule.
  */
-const REJOIN_WINDOW_MS = 5000;
 const REJOIN_WAIT_MS = 3000;
 
 /** Moleculer's errors for "no node of this service now" (retryable, but raised before any node is tried). */
@@ -76,7 +73,7 @@ export function CallsAcrossLossMiddleware(
     call(next: (action: string, params?: unknown, opts?: unknown) => Promise<unknown>) {
       return (action: string, params?: unknown, opts?: unknown) =>
         next(action, params, opts).catch((err: unknown) => {
-          if (!noEndpoint(err) || !transporter.withinReconnect(REJOIN_WINDOW_MS)) throw err;
+          if (!noEndpoint(err) || !transporter.withinReconnect(RECONNECT_WINDOW_MS)) throw err;
           const service = action.slice(0, action.lastIndexOf("."));
           return broker.waitForServices(service, REJOIN_WAIT_MS, 50).then(
             () => next(action, params, opts),

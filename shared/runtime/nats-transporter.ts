@@ -43,6 +43,14 @@ export interface ReconnectOptions {
 
 const defaults: ReconnectOptions = { peerBackWithinMs: 3000 };
 
+/**
+ * After this node's connection is back, how long the cluster counts as still reconnecting: the peers'
+ * own reconnect (within `peerBackWithinMs` of this one) and a beat or a heartbeat check after it. Meanwhile
+ * a peer missing from the registry, or silent, is not taken for gone (./nats-calls-across-loss,
+ * ./nats-discoverer).
+ */
+export const RECONNECT_WINDOW_MS = 5000;
+
 /** Packets a caller waits for: a call, its answer, an event. Moleculer's own traffic (beats) is not held. */
 const HELD_TYPES = new Set(["REQ", "RES", "EVENT"]);
 

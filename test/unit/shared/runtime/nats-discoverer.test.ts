@@ -7,7 +7,10 @@
  */
 import { ServiceBroker } from "moleculer";
 import { ReconnectAwareDiscoverer } from "../../../../shared/runtime/nats-discoverer";
-import { ReconnectingNatsTransporter } from "../../../../shared/runtime/nats-transporter";
+import {
+  RECONNECT_WINDOW_MS,
+  ReconnectingNatsTransporter,
+} from "../../../../shared/runtime/nats-transporter";
 
 /** The discoverer on a registry of one remote peer, last heard a long time ago. */
 function silentPeer(withinReconnect: boolean) {
@@ -17,7 +20,7 @@ function silentPeer(withinReconnect: boolean) {
     asked.push(ms);
     return withinReconnect;
   });
-  const discoverer = new ReconnectAwareDiscoverer(transporter, 5000);
+  const discoverer = new ReconnectAwareDiscoverer(transporter);
   const dropped: [string, boolean][] = [];
   const peer = { id: "peer", local: false, available: true, lastHeartbeatTime: -100 };
   const broker = new ServiceBroker({ nodeID: "t", logger: false, heartbeatTimeout: 2 });
@@ -36,7 +39,7 @@ describe("the NATS discoverer's heartbeat check", () => {
   it("when this node's connection is up and has been for longer than the grace, then a silent peer is dropped, as Moleculer's check does", () => {
     const { discoverer, dropped, asked } = silentPeer(false);
     discoverer.checkRemoteNodes();
-    expect(asked).toEqual([5000]);
+    expect(asked).toEqual([RECONNECT_WINDOW_MS]);
     expect(dropped).toEqual([["peer", true]]);
   });
 
